@@ -1,0 +1,123 @@
+# pagecache - build, test, install.
+#
+#   make            the library and the pagecache command (build/release)
+#   make run        the default benchmark suite, then the comparison
+#   make test       the test suite (build/test: -O2, asserts, lock checks)
+#   make check      the test suite, then again under ASan+UBSan and TSan
+#   make install    PREFIX=/usr/local: header, libraries, pkg-config file
+#
+# Every source under src/, tools/ and tests/ is found by wildcard: a new
+# module needs no edit here.
+
+V        ?= release
+BUILD    := build/$(V)
+PREFIX   ?= /usr/local
+VERSION  := 0.1.0
+
+CC       ?= gcc
+PKGS     := liburing liburcu-bp jansson
+CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -g -pthread -fPIC \
+            -fvisibility=hidden $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+HAVE_NUMA := $(shell test -f /usr/include/numa.h && echo 1)
+ifeq ($(HAVE_NUMA),1)
+CPPFLAGS += -DPC_HAVE_NUMA
+LDLIBS   += -lnuma
+endif
+
+ifeq ($(V),release)
+CFLAGS   += -O2 -DNDEBUG
+else ifeq ($(V),test)
+CFLAGS   += -O2 -DPC_DEBUG
+else ifeq ($(V),asan)
+CFLAGS   += -O1 -DPC_DEBUG -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+else ifeq ($(V),tsan)
+CFLAGS   += -O1 -DPC_DEBUG -DPC_TSAN -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=thread
+else
+$(error unknown V=$(V): release, test, asan or tsan)
+endif
+
+LIB_SRC   := $(sort $(wildcard src/*.c))
+TOOL_SRC  := $(sort $(wildcard tools/*.c tools/*/*.c))
+TEST_SRC  := $(sort $(wildcard tests/test_*.c))
+TESTUTIL  := $(sort $(wildcard tests/util*.c))
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+TUTIL_OBJ := $(TESTUTIL:%.c=$(BUILD)/%.o)
+TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all lib tools tests test check run deps install clean
+all: deps lib tools
+
+deps:
+	@scripts/deps.sh
+
+lib: $(BUILD)/libpagecache.a $(BUILD)/libpagecache.so $(BUILD)/pagecache.pc
+tools: $(BUILD)/pagecache
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h tools/*/*.h tests/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libpagecache.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libpagecache.so: $(LIB_OBJ) src/libpagecache.map
+	$(CC) -shared -Wl,--version-script=src/libpagecache.map \
+	      -Wl,-soname,libpagecache.so.0 $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+$(BUILD)/pagecache.pc: pagecache.pc.in
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+# The command links the library statically: one binary to copy around.
+$(BUILD)/pagecache: $(TOOL_OBJ) $(BUILD)/libpagecache.a
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libpagecache.a $(LDLIBS)
+
+# Tests see the internals: they link the objects, not the version-mapped .so.
+# tests/test_NAME.c also links tools/NAME/*.c when that folder exists.
+.SECONDARY:
+pct := %
+.SECONDEXPANSION:
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TUTIL_OBJ) $(LIB_OBJ) \
+		$$(filter $(BUILD)/tools/$$*/$$(pct),$(TOOL_OBJ))
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS) -lcmocka
+
+tests: $(TESTS) $(BUILD)/pagecache
+
+test: deps
+	@$(MAKE) --no-print-directory V=test tests
+	@tests/run.sh build/test
+
+check: deps
+	@$(MAKE) --no-print-directory V=test tests
+	@tests/run.sh build/test
+	@$(MAKE) --no-print-directory V=asan tests
+	@PC_SANITIZER=asan tests/run.sh build/asan
+	@$(MAKE) --no-print-directory V=tsan tests
+	@PC_SANITIZER=tsan TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
+	 tests/run.sh build/tsan
+
+run: deps
+	@$(MAKE) --no-print-directory V=release tools
+	@build/release/pagecache run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/pagecache.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libpagecache.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libpagecache.so $(DESTDIR)$(PREFIX)/lib/libpagecache.so.0
+	ln -sf libpagecache.so.0 $(DESTDIR)$(PREFIX)/lib/libpagecache.so
+	install -m 644 $(BUILD)/pagecache.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 $(BUILD)/pagecache $(DESTDIR)$(PREFIX)/bin/
+	-ldconfig 2>/dev/null
+
+clean:
+	rm -rf build

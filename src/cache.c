@@ -1,0 +1,649 @@
+/*
+ * cache.c - pc_cache: configuration, start and stop, the thread set, the
+ * per-thread contexts, and the statistics-keeping lock.
+ *
+ * A cache owns (internal.h has the picture) its frames and nodes, its I/O
+ * backend, its page wait queues, its counters, its bdis with their flusher
+ * threads, one kswapd per node, and the mappings of the files opened
+ * through it.  Start order: config, counters, waits, nodes (the frames are
+ * allocated and touched), I/O, kswapd, trace.  Stop order: close files,
+ * write everything back, stop flushers, stop kswapd, free.
+ *
+ * Per-thread contexts (struct pc_tctx) carry a thread's node, its vmstat
+ * shard and its LRU batches.  A thread finds its context for a cache in a
+ * small thread-local table keyed by the cache's unique id; the cache keeps
+ * all contexts on c->tctxs (c->tctx_lock) so reclaim can drain them and
+ * destroy can free them.  A thread that exits hands its context back
+ * through a pthread key destructor, which checks under `live_lock` that the
+ * cache still exists (a cache may be destroyed before its users' threads).
+ *
+ * Locks: `live_lock` (process-wide) → c->tctx_lock → t->lock.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+uint64_t pc__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Locks with statistics and a lock-order check in debug builds.        */
+
+#ifdef PC_DEBUG
+static __thread unsigned held_ranks;	/* bit per rank held */
+static __thread unsigned held_count[8];
+#endif
+
+void pc__lock_init(struct pc_lock *l, struct pc_cache *c, int rank, int stat)
+{
+	pthread_mutex_init(&l->m, NULL);
+	l->cache = c;
+	l->rank = rank;
+	l->stat = stat;
+}
+
+void pc__lock_destroy(struct pc_lock *l)
+{
+	pthread_mutex_destroy(&l->m);
+}
+
+static void lock_acquired(struct pc_lock *l)
+{
+#ifdef PC_DEBUG
+	/* Lock order: nothing of an equal or higher rank may be held. */
+	assert((held_ranks >> l->rank) == 0);
+	held_ranks |= 1u << l->rank;
+	held_count[l->rank]++;
+#endif
+	(void)l;
+}
+
+void pc__lock(struct pc_lock *l)
+{
+	int node = 0;
+
+	if (pthread_mutex_trylock(&l->m) != 0) {
+		uint64_t t0 = pc__now_ns();
+
+		pthread_mutex_lock(&l->m);
+		if (l->cache && l->stat >= 0) {
+			struct pc_tctx *t = pc__tctx(l->cache);
+
+			node = t ? t->node : 0;
+			pc__count(l->cache, node, l->stat + 1, 1);
+			pc__count(l->cache, node, l->stat + 2,
+				  (int64_t)(pc__now_ns() - t0));
+		}
+	}
+	if (l->cache && l->stat >= 0) {
+		struct pc_tctx *t = pc__tctx(l->cache);
+
+		pc__count(l->cache, t ? t->node : 0, l->stat, 1);
+	}
+	lock_acquired(l);
+}
+
+bool pc__trylock(struct pc_lock *l)
+{
+	if (pthread_mutex_trylock(&l->m) != 0)
+		return false;
+	if (l->cache && l->stat >= 0) {
+		struct pc_tctx *t = pc__tctx(l->cache);
+
+		pc__count(l->cache, t ? t->node : 0, l->stat, 1);
+	}
+	lock_acquired(l);
+	return true;
+}
+
+void pc__unlock(struct pc_lock *l)
+{
+#ifdef PC_DEBUG
+	assert(held_ranks & (1u << l->rank));
+	if (--held_count[l->rank] == 0)
+		held_ranks &= ~(1u << l->rank);
+#endif
+	pthread_mutex_unlock(&l->m);
+}
+
+bool pc__lock_held(const struct pc_lock *l)
+{
+#ifdef PC_DEBUG
+	return (held_ranks & (1u << l->rank)) != 0;
+#else
+	(void)l;
+	return true;
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration.                                                       */
+
+static int parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	if (!*v || *v == '-')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': n <<= 10; end++; break;
+	case 'm': case 'M': n <<= 20; end++; break;
+	case 'g': case 'G': n <<= 30; end++; break;
+	case 't': case 'T': n <<= 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+static int parse_uint(const char *v, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long n;
+
+	if (!*v || *v == '-')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n > max)
+		return -EINVAL;
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "true") ||
+	    !strcmp(v, "yes")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "false") ||
+	    !strcmp(v, "no")) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* A value among @names (its position), or a boolean: off = 0, on = @on. */
+static int parse_choice(const char *v, const char *const *names, int on,
+			int *out)
+{
+	bool b;
+
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+	if (parse_bool(v, &b) == 0) {
+		*out = b ? on : 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void config_defaults(struct pc_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->memory = 64ull << 20;
+	cfg->nodes = 1;
+	strcpy(cfg->io, "uring");
+	cfg->ra_max_pages = 128;		/* 512 KiB: see readahead.c */
+	cfg->batch_remove = 2;			/* sorted */
+	cfg->contention_backoff = 0;
+	cfg->node_reclaim = true;
+	cfg->mapping_sticky = false;
+	cfg->dirty_spread = false;
+	cfg->deferred_activation = true;
+	cfg->single_marker = true;
+	cfg->waiters_bit = true;
+	cfg->kswapd = true;
+	cfg->stickiness = 1;
+	cfg->dirty_ratio = 20;
+	cfg->dirty_background_ratio = 10;
+	cfg->dirty_expire_ms = 30000;
+	cfg->writeback_interval_ms = 5000;
+	cfg->watermark_scale = 100;
+	cfg->numa_scan_ms = 100;
+	cfg->numa_migrate_rate = 65536;
+}
+
+static int config_set(struct pc_config *cfg, const char *k, const char *v)
+{
+	static const char *const removal[] = { "off", "on", "sorted", NULL };
+	static const char *const backoff[] = { "off", "sleepy", "blunt", NULL };
+	static const char *const sticky[] = { "off", "auto", "always", NULL };
+	uint64_t sz;
+	unsigned u;
+	int r = 0;
+
+	if (!strcmp(k, "memory")) {
+		if ((r = parse_size(v, &sz)))
+			return r;
+		cfg->memory = sz;
+	} else if (!strcmp(k, "nodes")) {
+		if (!strcmp(v, "auto")) {
+			cfg->nodes = 0;
+			return 0;
+		}
+		if ((r = parse_uint(v, PC_MAX_NODES, &u)) || u == 0)
+			return -EINVAL;
+		cfg->nodes = (int)u;
+	} else if (!strcmp(k, "io")) {
+		if (!pc__io_ops_by_name(v))
+			return -EINVAL;
+		snprintf(cfg->io, sizeof(cfg->io), "%s", v);
+	} else if (!strcmp(k, "readahead.max")) {
+		if ((r = parse_size(v, &sz)) || sz > (64ull << 20))
+			return -EINVAL;
+		cfg->ra_max_pages = sz >> PC_PAGE_SHIFT;
+	} else if (!strcmp(k, "reclaim.batch_remove")) {
+		return parse_choice(v, removal, 1, &cfg->batch_remove);
+	} else if (!strcmp(k, "reclaim.contention_backoff")) {
+		return parse_choice(v, backoff, 1, &cfg->contention_backoff);
+	} else if (!strcmp(k, "reclaim.kswapd")) {
+		return parse_bool(v, &cfg->kswapd);
+	} else if (!strcmp(k, "numa.node_reclaim")) {
+		return parse_bool(v, &cfg->node_reclaim);
+	} else if (!strcmp(k, "numa.mapping_sticky")) {
+		return parse_bool(v, &cfg->mapping_sticky);
+	} else if (!strcmp(k, "numa.dirty_spread")) {
+		return parse_bool(v, &cfg->dirty_spread);
+	} else if (!strcmp(k, "numa.balancing")) {
+		return parse_bool(v, &cfg->numa_balancing);
+	} else if (!strcmp(k, "numa.scan_period_ms")) {
+		if ((r = parse_uint(v, 60000, &u)) || u == 0)
+			return -EINVAL;
+		cfg->numa_scan_ms = u;
+	} else if (!strcmp(k, "numa.migrate_rate")) {
+		if ((r = parse_uint(v, 1u << 30, &u)) || u == 0)
+			return -EINVAL;
+		cfg->numa_migrate_rate = u;
+	} else if (!strcmp(k, "lru.deferred_activation")) {
+		return parse_bool(v, &cfg->deferred_activation);
+	} else if (!strcmp(k, "readahead.single_marker")) {
+		return parse_bool(v, &cfg->single_marker);
+	} else if (!strcmp(k, "page.waiters_bit")) {
+		return parse_bool(v, &cfg->waiters_bit);
+	} else if (!strcmp(k, "cache.stickiness")) {
+		return parse_choice(v, sticky, 1, &cfg->stickiness);
+	} else if (!strcmp(k, "writeback.dirty_ratio")) {
+		if ((r = parse_uint(v, 100, &u)) || u == 0)
+			return -EINVAL;
+		cfg->dirty_ratio = u;
+	} else if (!strcmp(k, "writeback.dirty_background_ratio")) {
+		if ((r = parse_uint(v, 100, &u)) || u == 0)
+			return -EINVAL;
+		cfg->dirty_background_ratio = u;
+	} else if (!strcmp(k, "writeback.dirty_bytes")) {
+		return parse_size(v, &cfg->dirty_bytes);
+	} else if (!strcmp(k, "writeback.dirty_background_bytes")) {
+		return parse_size(v, &cfg->dirty_background_bytes);
+	} else if (!strcmp(k, "writeback.dirty_time_ms")) {
+		return parse_uint(v, 3600000, &cfg->dirty_time_ms);
+	} else if (!strcmp(k, "writeback.dirty_expire_ms")) {
+		return parse_uint(v, 3600000, &cfg->dirty_expire_ms);
+	} else if (!strcmp(k, "writeback.interval_ms")) {
+		if ((r = parse_uint(v, 3600000, &u)) || u == 0)
+			return -EINVAL;
+		cfg->writeback_interval_ms = u;
+	} else if (!strcmp(k, "reclaim.watermark_scale")) {
+		if ((r = parse_uint(v, 3000, &u)) || u == 0)
+			return -EINVAL;
+		cfg->watermark_scale = u;
+	} else if (!strcmp(k, "trace")) {
+		if (!*v || strlen(v) >= sizeof(cfg->trace))
+			return -EINVAL;
+		strcpy(cfg->trace, v);
+	} else {
+		return -EINVAL;
+	}
+	return r;
+}
+
+int pc__config_parse(struct pc_config *cfg, const char *s)
+{
+	char buf[512];
+
+	config_defaults(cfg);
+	if (!s)
+		return 0;
+	while (*s) {
+		size_t len;
+		char *eq;
+		int r;
+
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s)
+			break;
+		len = strcspn(s, " \t\n");
+		if (len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, s, len);
+		buf[len] = 0;
+		s += len;
+		eq = strchr(buf, '=');
+		if (!eq || eq == buf) {
+			fprintf(stderr, "pagecache: config: '%s' is not key=value\n", buf);
+			return -EINVAL;
+		}
+		*eq = 0;
+		r = config_set(cfg, buf, eq + 1);
+		if (r) {
+			fprintf(stderr, "pagecache: config: bad key or value '%s=%s'\n",
+				buf, eq + 1);
+			return r;
+		}
+	}
+	if (cfg->dirty_background_ratio > cfg->dirty_ratio)
+		cfg->dirty_background_ratio = cfg->dirty_ratio;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-thread contexts.                                                 */
+
+#define TCTX_SLOTS 8
+
+struct tctx_slot {
+	uint64_t id;
+	struct pc_tctx *t;
+};
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pc_cache *live[64];	/* live_lock */
+static uint64_t next_cache_id = 1;	/* live_lock */
+static pthread_key_t tctx_key;
+static pthread_once_t tctx_once = PTHREAD_ONCE_INIT;
+static __thread struct tctx_slot slots[TCTX_SLOTS];
+
+static struct pc_cache *live_find(uint64_t id)
+{
+	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (live[i] && live[i]->id == id)
+			return live[i];
+	return NULL;
+}
+
+static void tctx_unlink(struct pc_cache *c, struct pc_tctx *t)
+{
+	struct pc_tctx **pp;
+
+	pthread_mutex_lock(&c->tctx_lock);
+	for (pp = &c->tctxs; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	pthread_mutex_unlock(&c->tctx_lock);
+}
+
+/* Thread exit: give back the contexts of the caches still alive. */
+static void tctx_exit(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&live_lock);
+	for (int i = 0; i < TCTX_SLOTS; i++) {
+		struct pc_cache *c;
+		struct pc_tctx *t = slots[i].t;
+
+		if (!t)
+			continue;
+		c = live_find(slots[i].id);
+		if (c && c == t->cache) {
+			pc__lru_drain(c, t);
+			tctx_unlink(c, t);
+			pthread_mutex_destroy(&t->lock);
+			free(t);
+		}
+		slots[i].t = NULL;
+		slots[i].id = 0;
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void tctx_key_init(void)
+{
+	pthread_key_create(&tctx_key, tctx_exit);
+}
+
+struct pc_tctx *pc__tctx(struct pc_cache *c)
+{
+	struct pc_tctx *t;
+	int free_slot = -1;
+
+	for (int i = 0; i < TCTX_SLOTS; i++) {
+		if (slots[i].id == c->id)
+			return slots[i].t;
+		if (free_slot < 0 && !slots[i].t)
+			free_slot = i;
+	}
+	if (free_slot < 0) {
+		/* Slots taken by caches since destroyed can be reused. */
+		pthread_mutex_lock(&live_lock);
+		for (int i = 0; i < TCTX_SLOTS && free_slot < 0; i++)
+			if (!live_find(slots[i].id))
+				free_slot = i;
+		pthread_mutex_unlock(&live_lock);
+		if (free_slot < 0)
+			return NULL;	/* 9th cache in one thread: no batching */
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->cache = c;
+	t->cache_id = c->id;
+	t->node = (int)(atomic_fetch_add(&c->next_node, 1) % (unsigned)c->nr_nodes);
+	t->shard = atomic_fetch_add(&c->next_shard, 1) % PC_VMSTAT_SHARDS;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_once(&tctx_once, tctx_key_init);
+	pthread_setspecific(tctx_key, (void *)1);
+	pthread_mutex_lock(&c->tctx_lock);
+	t->next = c->tctxs;
+	c->tctxs = t;
+	pthread_mutex_unlock(&c->tctx_lock);
+	slots[free_slot].id = c->id;
+	slots[free_slot].t = t;
+	return t;
+}
+
+void pc__tctx_drain_all(struct pc_cache *c)
+{
+	pthread_mutex_lock(&c->tctx_lock);
+	for (struct pc_tctx *t = c->tctxs; t; t = t->next)
+		pc__lru_drain(c, t);
+	pthread_mutex_unlock(&c->tctx_lock);
+}
+
+PC_EXPORT int pc_thread_set_node(pc_cache *c, int node)
+{
+	struct pc_tctx *t;
+
+	if (!c || node < 0 || node >= c->nr_nodes)
+		return -EINVAL;
+	t = pc__tctx(c);
+	if (!t)
+		return -ENOMEM;
+	t->node = node;
+	return 0;
+}
+
+struct pc_cache *pc__page_cache(const struct pc_page *p)
+{
+	struct pc_cache *found = NULL;
+
+	pthread_mutex_lock(&live_lock);
+	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+		struct pc_cache *c = live[i];
+
+		if (c && p >= c->pages && p < c->pages + c->nr_frames) {
+			found = c;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+	return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* Create and destroy.                                                  */
+
+static int cache_register(struct pc_cache *c)
+{
+	int r = -ENOMEM;
+
+	pthread_mutex_lock(&live_lock);
+	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (!live[i]) {
+			live[i] = c;
+			c->id = next_cache_id++;
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
+	if (r)
+		fprintf(stderr, "pagecache: too many caches in one process\n");
+	return r;
+}
+
+static void cache_unregister(struct pc_cache *c)
+{
+	pthread_mutex_lock(&live_lock);
+	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (live[i] == c)
+			live[i] = NULL;
+	/* Contexts of threads still running die with the cache. */
+	while (c->tctxs) {
+		struct pc_tctx *t = c->tctxs;
+
+		c->tctxs = t->next;
+		pthread_mutex_destroy(&t->lock);
+		free(t);
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void cache_free(struct pc_cache *c)
+{
+	pc__kswapd_stop(c);
+	pc__bdis_fini(c);
+	if (c->io)
+		c->io_ops->destroy(c->io);
+	pc__tctx_drain_all(c);
+	pc__trace_close(c);	/* after every thread that emits */
+	cache_unregister(c);
+	pc__nodes_fini(c);
+	if (c->stat.shards)
+		pc__vmstat_fini(&c->stat);
+	pc__pagewait_fini(&c->wait);
+	free(c->hash);
+	pthread_mutex_destroy(&c->mappings_lock);
+	pthread_mutex_destroy(&c->bdi_lock);
+	pthread_mutex_destroy(&c->tctx_lock);
+	free(c);
+}
+
+PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
+{
+	struct pc_cache *c;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->mappings_lock, NULL);
+	pthread_mutex_init(&c->bdi_lock, NULL);
+	pthread_mutex_init(&c->tctx_lock, NULL);
+	atomic_init(&c->blunt_owner, -1);
+	r = pc__config_parse(&c->cfg, config);
+	if (r)
+		goto fail_early;
+	pc__pagewait_init(&c->wait, c->cfg.waiters_bit);
+	r = cache_register(c);
+	if (r)
+		goto fail_wait;
+	r = pc__nodes_init(c);	/* sets nr_nodes, checks the budget */
+	if (r)
+		goto fail;
+	r = pc__vmstat_init(&c->stat, c->nr_nodes);
+	if (r)
+		goto fail;
+	c->hash_size = 1024;
+	c->hash = calloc(c->hash_size, sizeof(*c->hash));
+	if (!c->hash) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	c->max_shadows = c->nr_frames * 2 + 1024;
+	c->io_ops = pc__io_ops_by_name(c->cfg.io);
+	r = c->io_ops->create(&c->io, 256);
+	if (r && c->io_ops == &pc__io_uring_ops) {
+		c->io_ops = &pc__io_sync_ops;	/* no io_uring here */
+		r = c->io_ops->create(&c->io, 256);
+	}
+	if (r) {
+		c->io = NULL;
+		goto fail;
+	}
+	pc__update_dirty_limits(c);
+	if (c->cfg.trace[0]) {
+		r = pc__trace_open(c, c->cfg.trace);
+		if (r)
+			goto fail;
+	}
+	r = pc__kswapd_start(c);
+	if (r)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	cache_free(c);
+	return r;
+fail_wait:
+	pc__pagewait_fini(&c->wait);
+fail_early:
+	pthread_mutex_destroy(&c->mappings_lock);
+	pthread_mutex_destroy(&c->bdi_lock);
+	pthread_mutex_destroy(&c->tctx_lock);
+	free(c);
+	return r;
+}
+
+int pc__mappings_shutdown(struct pc_cache *c);
+
+PC_EXPORT int pc_cache_destroy(pc_cache *c)
+{
+	int r;
+
+	if (!c)
+		return -EINVAL;
+	atomic_store(&c->stopping, true);
+	r = pc__mappings_shutdown(c);	/* write back, close, free all */
+	cache_free(c);
+	return r;
+}

@@ -1,0 +1,609 @@
+/*
+ * filemap.c - the read and write paths: finding, creating and reading pages.
+ *
+ * Lookup (pc__find_get_page) takes no lock: inside an RCU read section it
+ * walks the mapping's tree, takes a speculative reference on the page it
+ * found (page_get_unless_zero fails on a free or frozen frame), and checks
+ * that the page still belongs to this mapping at this index and still sits
+ * in the slot; otherwise it drops the reference and looks again.  Frames
+ * are never freed, so touching a page that has since been reused is safe.
+ *
+ * A new page is inserted locked and not uptodate (pc__add_to_page_cache,
+ * under the tree lock), which makes it the "I/O in flight" marker: readers
+ * that find it wait for PG_locked to clear, then look at PG_uptodate.
+ * Reads go out batched (pc__read_pages): holes found with SEEK_DATA and
+ * the part past the disk's end of file are zero-filled without I/O; the
+ * rest is read in vectored requests of up to 1 MiB; completion marks the
+ * pages uptodate (or PG_error) and unlocks them.
+ *
+ *   refcount of a cached page: 1 for the mapping, +1 per reader, pinner,
+ *   LRU batch or in-flight read.  Creation's reference goes to the I/O.
+ *
+ * Write: i_rwsem shared (exclusive for O_APPEND), then per page: find or
+ * create it locked, read it first if the write covers it partly and it is
+ * not uptodate (zero it instead when it lies past end of file), copy,
+ * mark it dirty, unlock; then balance_dirty_pages.  A page created by a
+ * write is not marked accessed (seed 000); a rewrite of a cached page is.
+ *
+ * Locks: i_rwsem → page lock → tree lock (insert/delete) → lru (batches).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <urcu-bp.h>
+
+#include "internal.h"
+
+struct read_wait {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
+struct page_io {
+	struct pc_io_req req;
+	struct pc_cache *c;
+	struct pc_mapping *m;
+	struct read_wait *wait;	/* sync read: signal, leave the page locked */
+	unsigned nr;
+	struct pc_page *pages[PC_MAX_IO_PAGES];
+	struct iovec iov[PC_MAX_IO_PAGES];
+};
+
+struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
+{
+	struct pc_page *p;
+
+	urcu_bp_read_lock();
+	for (;;) {
+		p = pc__tree_lookup(&m->tree, index);
+		if (!p || pc_tree_is_value(p)) {
+			p = NULL;
+			break;
+		}
+		if (!page_get_unless_zero(p))
+			continue;
+		if (page_mapping(p) == m && page_index(p) == index &&
+		    pc__tree_lookup(&m->tree, index) == p)
+			break;
+		pc__put_page(m->cache, p);
+	}
+	urcu_bp_read_unlock();
+	return p;
+}
+
+int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
+			  uint64_t index)
+{
+	struct pc_cache *c = m->cache;
+	void *old = NULL;
+	int r;
+
+	PC_ASSERT(page_test(p, PG_locked));
+	atomic_store_explicit(&p->index, index, memory_order_relaxed);
+	atomic_store_explicit(&p->mapping, m, memory_order_release);
+	page_get(p);	/* the mapping's reference */
+	pc__lock(&m->tree_lock);
+	r = pc__tree_insert(&m->tree, index, p, &old);
+	pc__unlock(&m->tree_lock);
+	if (r) {
+		atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
+		atomic_fetch_sub(&p->refcount, 1);
+		return r;
+	}
+	atomic_fetch_add_explicit(&m->nr_pages, 1, memory_order_relaxed);
+	if (old) {
+		atomic_fetch_sub_explicit(&c->nr_shadows, 1, memory_order_relaxed);
+		pc__workingset_refault(c, p, old);
+	}
+	pc__lru_add(c, p);
+	return 0;
+}
+
+void pc__delete_from_page_cache_locked(struct pc_mapping *m,
+				       struct pc_page *p, void *shadow)
+{
+	void *old;
+
+	PC_ASSERT_HELD(&m->tree_lock);
+	old = pc__tree_store(&m->tree, page_index(p), shadow);
+	PC_ASSERT(old == p);
+	(void)old;
+	if (shadow)
+		atomic_fetch_add_explicit(&m->cache->nr_shadows, 1,
+					  memory_order_relaxed);
+	atomic_fetch_sub_explicit(&m->nr_pages, 1, memory_order_relaxed);
+	atomic_store_explicit(&p->mapping, NULL, memory_order_release);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading pages from the device.                                      */
+
+static void read_wait_done(struct read_wait *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void read_end_io(struct pc_io_req *req)
+{
+	struct page_io *io = (struct page_io *)req;
+	struct pc_cache *c = io->c;
+	ssize_t res = req->res;
+	int node = page_node(c, io->pages[0])->id;
+
+	for (unsigned i = 0; i < io->nr; i++) {
+		struct pc_page *p = io->pages[i];
+
+		if (res < 0) {
+			page_set(p, PG_error);
+		} else {
+			ssize_t got = res - (ssize_t)i * PC_PAGE_SIZE;
+
+			got = got < 0 ? 0 : got > PC_PAGE_SIZE ? PC_PAGE_SIZE : got;
+			if (got < PC_PAGE_SIZE)
+				memset((char *)page_data(c, p) + got, 0,
+				       (size_t)(PC_PAGE_SIZE - got));
+			page_clear(p, PG_error);
+			page_set(p, PG_uptodate);
+		}
+	}
+	if (res > 0)
+		pc__add(c, node, pgpgin, (res + 1023) / 1024);
+	if (io->wait) {
+		read_wait_done(io->wait);
+	} else {
+		for (unsigned i = 0; i < io->nr; i++) {
+			pc__unlock_page(&c->wait, io->pages[i]);
+			pc__put_page(c, io->pages[i]);
+		}
+	}
+	free(io);
+}
+
+static void zero_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr,
+		       bool unlock)
+{
+	for (unsigned i = 0; i < nr; i++) {
+		memset(page_data(c, pages[i]), 0, PC_PAGE_SIZE);
+		page_set(pages[i], PG_uptodate);
+		if (unlock) {
+			pc__unlock_page(&c->wait, pages[i]);
+			pc__put_page(c, pages[i]);
+		}
+	}
+	if (nr)
+		pc__add(c, page_node(c, pages[0])->id, pgpgin_holes, nr);
+}
+
+static struct page_io *read_io(struct pc_mapping *m, struct pc_page **pages,
+			       unsigned nr, struct read_wait *wait)
+{
+	struct page_io *io = malloc(sizeof(*io));
+
+	if (!io)
+		return NULL;
+	io->c = m->cache;
+	io->m = m;
+	io->wait = wait;
+	io->nr = nr;
+	for (unsigned i = 0; i < nr; i++) {
+		io->pages[i] = pages[i];
+		io->iov[i].iov_base = page_data(m->cache, pages[i]);
+		io->iov[i].iov_len = PC_PAGE_SIZE;
+	}
+	io->req = (struct pc_io_req){
+		.fd = m->fd,
+		.op = PC_IO_READ,
+		.iov = io->iov,
+		.iovcnt = (int)nr,
+		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
+		.dontneed = !m->direct,
+		.end_io = read_end_io,
+	};
+	return io;
+}
+
+/*
+ * Read @nr locked, not uptodate pages of consecutive indices.  Each page
+ * gives one reference to the I/O, returned (with the page lock) at
+ * completion - unless @wait is set (one page: it stays locked, the caller
+ * keeps its reference and waits).  Holes and the part past the disk's end
+ * of file are zero-filled without I/O.
+ */
+void pc__read_pages(struct pc_mapping *m, struct pc_page **pages, unsigned nr,
+		    struct read_wait *wait)
+{
+	struct pc_cache *c = m->cache;
+	struct pc_io_req *reqs[PC_MAX_IO_PAGES];
+	unsigned nreq = 0, cur = 0;
+	uint64_t first = page_index(pages[0]);
+
+	while (cur < nr) {
+		off_t pos = (off_t)((first + cur) << PC_PAGE_SHIFT);
+		off_t data = lseek(m->fd, pos, SEEK_DATA);
+		unsigned dpage, hpage;
+		off_t hole;
+
+		if (data < 0 || (uint64_t)data >= ((first + nr) << PC_PAGE_SHIFT)) {
+			zero_pages(c, pages + cur, nr - cur, !wait);
+			if (wait)
+				read_wait_done(wait);
+			break;
+		}
+		dpage = (unsigned)(((uint64_t)data >> PC_PAGE_SHIFT) - first);
+		zero_pages(c, pages + cur, dpage - cur, !wait);
+		hole = lseek(m->fd, data, SEEK_HOLE);
+		if (hole < 0)
+			hpage = nr;
+		else
+			hpage = (unsigned)pc_min((uint64_t)nr,
+				(((uint64_t)hole + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT) - first);
+		if (hpage <= dpage)
+			hpage = dpage + 1;
+		for (unsigned i = dpage; i < hpage;) {
+			unsigned n = pc_min(hpage - i, PC_MAX_IO_PAGES);
+			struct page_io *io = read_io(m, pages + i, n, wait);
+
+			if (!io) {	/* no memory for the request: fail them */
+				for (unsigned k = i; k < i + n; k++) {
+					page_set(pages[k], PG_error);
+					if (!wait) {
+						pc__unlock_page(&c->wait, pages[k]);
+						pc__put_page(c, pages[k]);
+					}
+				}
+				if (wait)
+					read_wait_done(wait);
+			} else {
+				reqs[nreq++] = &io->req;
+			}
+			i += n;
+			if (nreq == PC_MAX_IO_PAGES) {
+				c->io_ops->submit(c->io, reqs, nreq);
+				nreq = 0;
+			}
+		}
+		cur = hpage;
+	}
+	if (nreq)
+		c->io_ops->submit(c->io, reqs, nreq);
+}
+
+int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p)
+{
+	struct read_wait w = { .done = false };
+
+	PC_ASSERT(page_test(p, PG_locked));
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	page_clear(p, PG_error);
+	pc__read_pages(m, &p, 1, &w);
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	pthread_mutex_destroy(&w.lock);
+	pthread_cond_destroy(&w.cond);
+	return page_test(p, PG_uptodate) ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Allocate a page and insert it locked at @index: 0, -EEXIST, -ENOMEM. */
+static int new_locked_page(struct pc_mapping *m, uint64_t index, bool write,
+			   struct pc_page **out)
+{
+	struct pc_page *p = pc__alloc_page(m->cache, m, write ? PC_GFP_WRITE : 0);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	page_set(p, PG_locked);
+	r = pc__add_to_page_cache(m, p, index);
+	if (r) {
+		page_clear(p, PG_locked);
+		pc__put_page(m->cache, p);
+		return r;
+	}
+	*out = p;
+	return 0;
+}
+
+/*
+ * A referenced, uptodate page of @index for reading, reading ahead per the
+ * file's state when it is missing.  @req: pages the caller will read.
+ */
+static int get_read_page(struct pc_file *f, uint64_t index, unsigned req,
+			 bool nowait, struct pc_page **out)
+{
+	struct pc_mapping *m = f->mapping;
+	struct pc_page *p;
+	int r;
+
+	for (;;) {
+		p = pc__find_get_page(m, index);
+		if (!p) {
+			if (nowait)
+				return -EAGAIN;
+			pc__inc(m->cache, 0, pgfault_miss);
+			pc__sync_readahead(f, index, req);
+			p = pc__find_get_page(m, index);
+		} else {
+			if (page_test(p, PG_readahead))
+				pc__async_readahead(f, p, index, req);
+			pc__inc(m->cache, 0, pgfault_hit);
+		}
+		if (!p) {
+			r = new_locked_page(m, index, false, &p);
+			if (r == -EEXIST)
+				continue;
+			if (r)
+				return r;
+			r = pc__read_page_sync(m, p);
+			pc__unlock_page(&m->cache->wait, p);
+			if (r) {
+				pc__put_page(m->cache, p);
+				return r;
+			}
+		}
+		if (page_test(p, PG_uptodate))
+			break;
+		if (nowait) {
+			pc__put_page(m->cache, p);
+			return -EAGAIN;
+		}
+		pc__wait_on_page_bit(&m->cache->wait, p, PG_locked);
+		if (page_test(p, PG_uptodate))
+			break;
+		/* The read failed, or the page was truncated: try ourselves. */
+		pc__lock_page(&m->cache->wait, p);
+		if (page_mapping(p) != m) {
+			pc__unlock_page(&m->cache->wait, p);
+			pc__put_page(m->cache, p);
+			continue;
+		}
+		r = page_test(p, PG_uptodate) ? 0 : pc__read_page_sync(m, p);
+		pc__unlock_page(&m->cache->wait, p);
+		if (r) {
+			pc__put_page(m->cache, p);
+			return r;
+		}
+		break;
+	}
+	*out = p;
+	return 0;
+}
+
+static int check_rw_args(struct pc_file *f, const void *buf, size_t len,
+			 off_t off)
+{
+	if (!f || !buf || off < 0 || len > SSIZE_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
+{
+	struct pc_mapping *m;
+	struct pc_cache *c;
+	size_t done = 0;
+	int64_t size;
+	int r;
+
+	if ((r = check_rw_args(f, buf, len, off)))
+		return r;
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	m = f->mapping;
+	c = f->cache;
+	size = atomic_load(&m->size);
+	if (off >= size || !len)
+		return 0;
+	len = pc_min(len, (size_t)(size - off));
+	while (done < len) {
+		uint64_t pos = (uint64_t)off + done;
+		uint64_t index = pos >> PC_PAGE_SHIFT;
+		uint64_t last = ((uint64_t)off + len - 1) >> PC_PAGE_SHIFT;
+		size_t in = pos & (PC_PAGE_SIZE - 1);
+		size_t n = pc_min(PC_PAGE_SIZE - in, len - done);
+		struct pc_page *p;
+
+		r = get_read_page(f, index, (unsigned)pc_min(last - index + 1, 1u << 20),
+				  false, &p);
+		if (r)
+			return done ? (ssize_t)done : r;
+		size = atomic_load(&m->size);	/* truncated meanwhile? */
+		if ((int64_t)pos >= size) {
+			pc__put_page(c, p);
+			break;
+		}
+		n = pc_min(n, (size_t)(size - (int64_t)pos));
+		memcpy((char *)buf + done, (char *)page_data(c, p) + in, n);
+		pc__mark_read(f, p, in + n == PC_PAGE_SIZE || pos + n >= (uint64_t)size);
+		pc__put_page(c, p);
+		done += n;
+	}
+	f->ra.prev_index = ((uint64_t)off + done - 1) >> PC_PAGE_SHIFT;
+	return (ssize_t)done;
+}
+
+/* Find or create page @index locked, for writing. */
+static int grab_write_page(struct pc_mapping *m, uint64_t index,
+			   struct pc_page **out, bool *created)
+{
+	struct pc_page *p;
+	int r;
+
+	for (;;) {
+		p = pc__find_get_page(m, index);
+		if (p) {
+			pc__lock_page(&m->cache->wait, p);
+			if (page_mapping(p) == m && page_index(p) == index) {
+				*created = false;
+				*out = p;
+				return 0;
+			}
+			pc__unlock_page(&m->cache->wait, p);
+			pc__put_page(m->cache, p);
+			continue;
+		}
+		r = new_locked_page(m, index, true, &p);
+		if (r == -EEXIST)
+			continue;
+		if (r)
+			return r;
+		*created = true;
+		*out = p;
+		return 0;
+	}
+}
+
+static void size_extend(struct pc_mapping *m, int64_t end)
+{
+	int64_t cur = atomic_load(&m->size);
+
+	while (end > cur && !atomic_compare_exchange_weak(&m->size, &cur, end))
+		;
+}
+
+/*
+ * A write that continues the previous one of this open file extends its
+ * sequential run; past one readahead maximum of run, and on a device fast
+ * enough for cache.stickiness (or with NOREUSE advice), the pages this
+ * stream creates are use-once: dropped when their writeback ends.
+ */
+static bool write_stream(struct pc_file *f, uint64_t off, size_t len)
+{
+	uint64_t run = atomic_load_explicit(&f->wrun, memory_order_relaxed);
+	uint64_t pages = ((uint64_t)len + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT;
+
+	run = off == atomic_load_explicit(&f->wnext, memory_order_relaxed)
+		      ? run + pages : 0;
+	atomic_store_explicit(&f->wrun, run, memory_order_relaxed);
+	atomic_store_explicit(&f->wnext, off + len, memory_order_relaxed);
+	if (atomic_load_explicit(&f->advice, memory_order_relaxed) ==
+	    POSIX_FADV_NOREUSE)
+		return true;
+	return run >= pc_max(f->ra.max, 64u) && pc__stream_dropbehind(f->mapping);
+}
+
+PC_EXPORT ssize_t pc_pwrite(pc_file *f, const void *buf, size_t len, off_t off)
+{
+	struct pc_mapping *m;
+	struct pc_cache *c;
+	unsigned dirtied = 0;
+	size_t done = 0;
+	bool excl, stream;
+	int r = 0;
+
+	if ((r = check_rw_args(f, buf, len, off)))
+		return r;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	m = f->mapping;
+	c = f->cache;
+	excl = f->flags & O_APPEND;
+	if (excl)
+		pthread_rwlock_wrlock(&m->i_rwsem);
+	else
+		pthread_rwlock_rdlock(&m->i_rwsem);
+	if (excl)
+		off = (off_t)atomic_load(&m->size);
+	if ((uint64_t)off + len > (uint64_t)INT64_MAX - PC_PAGE_SIZE) {
+		r = -EFBIG;
+		goto out;
+	}
+	stream = write_stream(f, (uint64_t)off, len);
+	while (done < len) {
+		uint64_t pos = (uint64_t)off + done;
+		uint64_t index = pos >> PC_PAGE_SHIFT;
+		size_t in = pos & (PC_PAGE_SIZE - 1);
+		size_t n = pc_min(PC_PAGE_SIZE - in, len - done);
+		struct pc_page *p;
+		bool created;
+
+		r = grab_write_page(m, index, &p, &created);
+		if (r)
+			break;
+		if (created && stream)
+			page_set(p, PG_dropbehind);
+		if (!page_test(p, PG_uptodate) && n < PC_PAGE_SIZE) {
+			int64_t size = atomic_load(&m->size);
+
+			if ((int64_t)(index << PC_PAGE_SHIFT) >= size)
+				memset(page_data(c, p), 0, PC_PAGE_SIZE);
+			else if ((r = pc__read_page_sync(m, p))) {
+				pc__unlock_page(&c->wait, p);
+				pc__put_page(c, p);
+				break;
+			}
+		}
+		memcpy((char *)page_data(c, p) + in, (const char *)buf + done, n);
+		page_set(p, PG_uptodate);
+		page_clear(p, PG_error);
+		size_extend(m, (int64_t)(pos + n));
+		pc__set_page_dirty(m, p);
+		dirtied++;
+		pc__unlock_page(&c->wait, p);
+		if (!created)
+			pc__mark_accessed(c, p);
+		pc__put_page(c, p);
+		done += n;
+	}
+out:
+	pthread_rwlock_unlock(&m->i_rwsem);
+	if (dirtied)
+		pc__balance_dirty_pages(m, dirtied);
+	if (done && (f->flags & (O_SYNC | O_DSYNC))) {
+		int e = pc__fsync_range(f, (uint64_t)off >> PC_PAGE_SHIFT,
+					((uint64_t)off + done - 1) >> PC_PAGE_SHIFT,
+					(f->flags & O_SYNC) != O_SYNC);
+
+		if (e)
+			return e;
+	}
+	return done ? (ssize_t)done : r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Zero copy.                                                          */
+
+PC_EXPORT int pc_get_page(pc_file *f, uint64_t index, int flags,
+			  pc_page **out)
+{
+	struct pc_page *p;
+	int r;
+
+	if (!f || !out || (flags & ~PC_GET_NOWAIT))
+		return -EINVAL;
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (index >= (uint64_t)(atomic_load(&f->mapping->size) + PC_PAGE_SIZE - 1)
+			>> PC_PAGE_SHIFT)
+		return -ENXIO;
+	r = get_read_page(f, index, 1, flags & PC_GET_NOWAIT, &p);
+	if (r)
+		return r;
+	pc__mark_accessed(f->cache, p);
+	f->ra.prev_index = index;
+	*out = p;
+	return 0;
+}
+
+PC_EXPORT void *pc_page_data(pc_page *p)
+{
+	return p ? p->data : NULL;
+}
+
+PC_EXPORT void pc_put_page(pc_page *p)
+{
+	if (!p)
+		return;
+	if (page_put_testzero(p))
+		pc__page_release(pc__page_cache(p), p);
+}

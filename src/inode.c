@@ -1,0 +1,528 @@
+/*
+ * inode.c - mappings (one per file, like the kernel's inode), open files,
+ * close, unlink, truncate, fsync.
+ *
+ * c->hash maps (st_dev, st_ino) to the mapping of a file; every pc_open of
+ * one file shares it.  A mapping stays in the table after its last close,
+ * with its pages, as the kernel keeps an inode's pages; closed mappings sit
+ * on c->closed (oldest first) and past MAX_CLOSED the oldest is written
+ * back and dropped, which bounds the backing fds we hold.  An unlinked file
+ * leaves the table at its last close and its pages, dirty or not, are
+ * dropped without I/O (aim7 disk_wrt depends on it).
+ *
+ *   m->refs: 1 for the table + 1 per open file + transient ones (the
+ *   flusher, a pruner).  The put that reaches zero tears the mapping down:
+ *   every page removed (each under its page lock, which is what keeps
+ *   reclaim, holding a page lock, from seeing a dead mapping), shadows
+ *   dropped, off the bdi list, fd closed, freed.
+ *
+ * Locks: c->mappings_lock guards the table, the closed list, the open-file
+ * list, nr_open, unlinked, dead.  i_rwsem (exclusive) serializes truncation
+ * against writers; disk_size_lock serializes ftruncate(2) of the backing
+ * file, which is how files keep exactly the size the program gave them
+ * although the last block is written whole: after writeback the file is
+ * cut back to m->size (pc__fix_disk_size).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <urcu-bp.h>
+
+#include "internal.h"
+
+#define MAX_CLOSED 512
+#define OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | \
+		    O_SYNC | O_DSYNC | O_CLOEXEC | O_NOATIME)
+
+static unsigned hash_of(struct pc_cache *c, dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)dev * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)ino * 0xC2B2AE3D27D4EB4Full);
+
+	return (unsigned)(h >> 32) % c->hash_size;
+}
+
+bool pc__mapping_tryget(struct pc_mapping *m)
+{
+	int r = atomic_load(&m->refs);
+
+	while (r > 0)
+		if (atomic_compare_exchange_weak(&m->refs, &r, r + 1))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Truncation                                                          */
+
+void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
+{
+	struct pc_cache *c = m->cache;
+	void *items[64];
+	uint64_t idx[64];
+
+	for (int pass = 0;; pass++) {
+		uint64_t index = from;
+		unsigned busy = 0, n;
+
+		for (;;) {
+			urcu_bp_read_lock();
+			n = pc__tree_gang(&m->tree, index, UINT64_MAX, items, idx, 64);
+			urcu_bp_read_unlock();
+			if (!n)
+				break;
+			index = idx[n - 1] + 1;
+			for (unsigned k = 0; k < n; k++) {
+				struct pc_page *p = items[k];
+
+				if (pc_tree_is_value(p)) {
+					pc__lock(&m->tree_lock);
+					if (pc__tree_lookup(&m->tree, idx[k]) == p) {
+						pc__tree_store(&m->tree, idx[k], NULL);
+						atomic_fetch_sub(&c->nr_shadows, 1);
+					}
+					pc__unlock(&m->tree_lock);
+					continue;
+				}
+				if (!page_get_unless_zero(p)) {
+					busy++;	/* reclaim is removing it */
+					continue;
+				}
+				pc__lock_page(&c->wait, p);
+				if (page_mapping(p) != m || page_index(p) != idx[k]) {
+					pc__unlock_page(&c->wait, p);
+					pc__put_page(c, p);
+					continue;
+				}
+				pc__wait_on_page_bit(&c->wait, p, PG_writeback);
+				pc__account_page_cleaned(m, p);
+				page_clear(p, PG_reclaim);
+				page_clear(p, PG_dropbehind);
+				pc_trace(c, PC_TR_EVICT, p, 2);
+				pc__lock(&m->tree_lock);
+				pc__delete_from_page_cache_locked(m, p, NULL);
+				pc__unlock(&m->tree_lock);
+				pc__unlock_page(&c->wait, p);
+				pc__put_page(c, p);	/* the mapping's */
+				pc__put_page(c, p);	/* ours */
+			}
+			if (index == 0)
+				break;	/* wrapped past the last index */
+		}
+		if (!busy)
+			break;
+		sched_yield();
+	}
+}
+
+int pc__fix_disk_size(struct pc_mapping *m)
+{
+	struct stat st;
+	int r = 0;
+
+	pthread_mutex_lock(&m->disk_size_lock);
+	if (fstat(m->fd, &st) != 0) {
+		r = -errno;
+	} else if (st.st_size != atomic_load(&m->size)) {
+		if (ftruncate(m->fd, atomic_load(&m->size)) != 0)
+			r = -errno;
+	}
+	m->disk_size = atomic_load(&m->size);
+	pthread_mutex_unlock(&m->disk_size_lock);
+	return r;
+}
+
+static void mapping_free(struct pc_mapping *m)
+{
+	struct pc_cache *c = m->cache;
+	uint64_t shadows;
+
+	pc__truncate_pages(m, 0);
+	pc__bdi_remove(m);
+	shadows = m->tree.nr_values;
+	if (shadows)
+		atomic_fetch_sub(&c->nr_shadows, shadows);
+	pc__tree_destroy(&m->tree);
+	close(m->fd);
+	pc__lock_destroy(&m->tree_lock);
+	pthread_rwlock_destroy(&m->i_rwsem);
+	pthread_mutex_destroy(&m->disk_size_lock);
+	free(m);
+}
+
+void pc__mapping_put(struct pc_mapping *m)
+{
+	if (atomic_fetch_sub(&m->refs, 1) == 1)
+		mapping_free(m);
+}
+
+/* c->mappings_lock held. */
+static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
+{
+	struct pc_mapping **pp = &c->hash[hash_of(c, m->dev, m->ino)];
+
+	for (; *pp; pp = &(*pp)->hash_next)
+		if (*pp == m) {
+			*pp = m->hash_next;
+			break;
+		}
+	if (m->on_closed_list) {
+		if (m->closed_prev)
+			m->closed_prev->closed_next = m->closed_next;
+		else
+			c->closed_head = m->closed_next;
+		if (m->closed_next)
+			m->closed_next->closed_prev = m->closed_prev;
+		else
+			c->closed_tail = m->closed_prev;
+		m->closed_prev = m->closed_next = NULL;
+		m->on_closed_list = false;
+		c->nr_closed--;
+	}
+	m->dead = true;
+	c->nr_mappings--;
+}
+
+/* Write a mapping back and wait: for pruning and shutdown. */
+static int mapping_sync(struct pc_mapping *m)
+{
+	uint32_t seen = pc__errseq_sample(m);	/* report only new errors */
+
+	pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
+	pc__wait_writeback_range(m, 0, UINT64_MAX);
+	pc__fix_disk_size(m);
+	return pc__errseq_check_advance(m, &seen);
+}
+
+static struct pc_mapping *mapping_new(struct pc_cache *c, int fd,
+				      const struct stat *st, bool writable)
+{
+	struct pc_mapping *m = calloc(1, sizeof(*m));
+	char proc[64];
+	int mfd;
+
+	if (!m)
+		return NULL;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	m->direct = true;
+	mfd = open(proc, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (mfd < 0 && errno == EINVAL) {	/* tmpfs and friends */
+		m->direct = false;
+		mfd = open(proc, O_RDWR | O_CLOEXEC);
+	}
+	if (mfd < 0 && !writable && (errno == EACCES || errno == EROFS)) {
+		m->direct = true;
+		mfd = open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (mfd < 0 && errno == EINVAL) {
+			m->direct = false;
+			mfd = open(proc, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	if (mfd < 0) {
+		free(m);
+		return NULL;
+	}
+	m->cache = c;
+	m->dev = st->st_dev;
+	m->ino = st->st_ino;
+	m->fd = mfd;
+	m->bdi = pc__bdi_get(c, st->st_dev);
+	if (!m->bdi) {
+		close(mfd);
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_rwlock_init(&m->i_rwsem, NULL);
+	pthread_mutex_init(&m->disk_size_lock, NULL);
+	pc__lock_init(&m->tree_lock, c, PC_RANK_TREE, PC_VM_tree_lock_acquired);
+	pc__tree_init(&m->tree);
+	atomic_init(&m->size, st->st_size);
+	m->disk_size = st->st_size;
+	atomic_init(&m->first_node, -1);
+	atomic_init(&m->refs, 1);	/* the table's */
+	return m;
+}
+
+static void truncate_to(struct pc_mapping *m, off_t len)
+{
+	struct pc_cache *c = m->cache;
+	int64_t old = atomic_load(&m->size);
+
+	atomic_store(&m->size, len);
+	if (len < old) {
+		uint64_t keep = ((uint64_t)len + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT;
+		size_t tail = (size_t)len & (PC_PAGE_SIZE - 1);
+
+		pc__truncate_pages(m, keep);
+		if (tail) {
+			struct pc_page *p = pc__find_get_page(m, (uint64_t)len >> PC_PAGE_SHIFT);
+
+			if (p) {
+				pc__lock_page(&c->wait, p);
+				memset((char *)page_data(c, p) + tail, 0,
+				       PC_PAGE_SIZE - tail);
+				pc__unlock_page(&c->wait, p);
+				pc__put_page(c, p);
+			}
+		}
+	}
+}
+
+PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
+		      pc_file **out)
+{
+	bool writable = (flags & O_ACCMODE) != O_RDONLY;
+	struct pc_mapping *m, *victim = NULL;
+	struct pc_file *f;
+	struct stat st;
+	unsigned h;
+	int fd;
+
+	if (!c || !path || !out || (flags & ~OPEN_FLAGS) ||
+	    (flags & O_ACCMODE) == O_ACCMODE)
+		return -EINVAL;
+	*out = NULL;
+	fd = open(path, (flags & (O_ACCMODE | O_CREAT | O_EXCL)) | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	if (S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&c->mappings_lock);
+	h = hash_of(c, st.st_dev, st.st_ino);
+	for (m = c->hash[h]; m; m = m->hash_next)
+		if (m->dev == st.st_dev && m->ino == st.st_ino && !m->dead)
+			break;
+	if (!m) {
+		m = mapping_new(c, fd, &st, writable);
+		if (!m) {
+			int e = errno ? -errno : -ENOMEM;
+
+			pthread_mutex_unlock(&c->mappings_lock);
+			close(fd);
+			free(f);
+			return e;
+		}
+		m->hash_next = c->hash[h];
+		c->hash[h] = m;
+		c->nr_mappings++;
+	} else if (m->on_closed_list) {
+		if (m->closed_prev)
+			m->closed_prev->closed_next = m->closed_next;
+		else
+			c->closed_head = m->closed_next;
+		if (m->closed_next)
+			m->closed_next->closed_prev = m->closed_prev;
+		else
+			c->closed_tail = m->closed_prev;
+		m->closed_prev = m->closed_next = NULL;
+		m->on_closed_list = false;
+		c->nr_closed--;
+	}
+	close(fd);
+	atomic_fetch_add(&m->refs, 1);
+	m->nr_open++;
+	f->cache = c;
+	f->mapping = m;
+	f->flags = flags;
+	f->err_cursor = pc__errseq_sample(m);
+	pthread_mutex_init(&f->ra_lock, NULL);
+	pc__ra_init(f);
+	f->next = c->files;
+	if (c->files)
+		c->files->prev = f;
+	c->files = f;
+	pthread_mutex_unlock(&c->mappings_lock);
+	(void)victim;
+	if ((flags & O_TRUNC) && writable) {
+		pthread_rwlock_wrlock(&m->i_rwsem);
+		truncate_to(m, 0);
+		pthread_mutex_lock(&m->disk_size_lock);
+		if (ftruncate(m->fd, 0) == 0)
+			m->disk_size = 0;
+		pthread_mutex_unlock(&m->disk_size_lock);
+		pthread_rwlock_unlock(&m->i_rwsem);
+	}
+	*out = f;
+	return 0;
+}
+
+PC_EXPORT int pc_close(pc_file *f)
+{
+	struct pc_cache *c;
+	struct pc_mapping *m, *victim = NULL;
+	bool drop = false, last;
+	int r;
+
+	if (!f)
+		return -EINVAL;
+	c = f->cache;
+	m = f->mapping;
+	pc__dropbehind_flush(f);
+	r = pc__errseq_check_advance(m, &f->err_cursor);
+	pthread_mutex_lock(&c->mappings_lock);
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		c->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	last = --m->nr_open == 0;
+	if (last && m->unlinked && !m->dead) {
+		table_remove_locked(c, m);
+		drop = true;
+	} else if (last && !m->dead) {
+		m->closed_next = NULL;
+		m->closed_prev = c->closed_tail;
+		if (c->closed_tail)
+			c->closed_tail->closed_next = m;
+		else
+			c->closed_head = m;
+		c->closed_tail = m;
+		m->on_closed_list = true;
+		c->nr_closed++;
+		if (c->nr_closed > MAX_CLOSED) {
+			victim = c->closed_head;
+			table_remove_locked(c, victim);
+		}
+	}
+	pthread_mutex_unlock(&c->mappings_lock);
+	if (last && !drop && !m->unlinked) {
+		int e = pc__fix_disk_size(m);
+
+		if (!r)
+			r = e;
+	}
+	if (victim) {
+		mapping_sync(victim);	/* its errors were for its files */
+		pc__mapping_put(victim);
+	}
+	if (drop)
+		pc__mapping_put(m);	/* the table's: pages die unwritten */
+	pc__mapping_put(m);		/* the file's */
+	pthread_mutex_destroy(&f->ra_lock);
+	free(f);
+	return r;
+}
+
+PC_EXPORT int pc_unlink(pc_cache *c, const char *path)
+{
+	struct pc_mapping *m;
+	bool drop = false;
+	struct stat st;
+
+	if (!c || !path)
+		return -EINVAL;
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (unlink(path) != 0)
+		return -errno;
+	pthread_mutex_lock(&c->mappings_lock);
+	for (m = c->hash[hash_of(c, st.st_dev, st.st_ino)]; m; m = m->hash_next)
+		if (m->dev == st.st_dev && m->ino == st.st_ino && !m->dead)
+			break;
+	if (m && st.st_nlink <= 1) {
+		m->unlinked = true;
+		if (m->nr_open == 0) {
+			table_remove_locked(c, m);
+			drop = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mappings_lock);
+	if (drop)
+		pc__mapping_put(m);
+	return 0;
+}
+
+PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
+{
+	struct pc_mapping *m;
+	int r = 0;
+
+	if (!f || len < 0)
+		return -EINVAL;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	m = f->mapping;
+	pthread_rwlock_wrlock(&m->i_rwsem);
+	truncate_to(m, len);
+	pthread_mutex_lock(&m->disk_size_lock);
+	if (ftruncate(m->fd, len) != 0)
+		r = -errno;
+	else
+		m->disk_size = len;
+	pthread_mutex_unlock(&m->disk_size_lock);
+	pthread_rwlock_unlock(&m->i_rwsem);
+	return r;
+}
+
+PC_EXPORT off_t pc_size(pc_file *f)
+{
+	if (!f)
+		return -EINVAL;
+	return (off_t)atomic_load(&f->mapping->size);
+}
+
+PC_EXPORT int pc_fsync(pc_file *f)
+{
+	if (!f)
+		return -EINVAL;
+	return pc__fsync_range(f, 0, UINT64_MAX, false);
+}
+
+PC_EXPORT int pc_fdatasync(pc_file *f)
+{
+	if (!f)
+		return -EINVAL;
+	return pc__fsync_range(f, 0, UINT64_MAX, true);
+}
+
+int pc__mappings_shutdown(struct pc_cache *c)
+{
+	int first_err = 0;
+
+	for (;;) {	/* files left open */
+		struct pc_file *f;
+
+		pthread_mutex_lock(&c->mappings_lock);
+		f = c->files;
+		pthread_mutex_unlock(&c->mappings_lock);
+		if (!f)
+			break;
+		pc_close(f);
+	}
+	for (;;) {
+		struct pc_mapping *m = NULL;
+		int r;
+
+		pthread_mutex_lock(&c->mappings_lock);
+		for (unsigned h = 0; h < c->hash_size && !m; h++)
+			m = c->hash[h];
+		if (m)
+			table_remove_locked(c, m);
+		pthread_mutex_unlock(&c->mappings_lock);
+		if (!m)
+			break;
+		r = m->unlinked ? 0 : mapping_sync(m);
+		if (r && !first_err)
+			first_err = r;
+		pc__mapping_put(m);
+	}
+	return first_err;
+}

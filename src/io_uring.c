@@ -1,0 +1,566 @@
+/*
+ * io_uring.c - the io_uring backend: one ring per pc_io, one completion
+ * thread per ring.
+ *
+ *   submitters ─(lock: take slots)─(sq_lock: SQEs, io_uring_submit)─► kernel
+ *                                                                       │
+ *   completion thread ◄─ io_uring_wait_cqe ◄─ CQ ◄──────────────────────┘
+ *     │ per CQE: short? ─► the rest, from where it stopped ─┐
+ *     │          EAGAIN/EINTR? ─► again ────────────────────┤ pending[]
+ *     │          dontneed? ─► SYNC (writes) ─► DROP ────────┘   │
+ *     │          done ─► end_io(req), no lock held              │ flushed
+ *     └─ after each batch of CQEs ◄─────────────────────────────┘ under sq_lock
+ *
+ * user_data of each SQE is a token: a pointer with a tag in its low 2 bits.
+ *
+ *   XFER  struct pc_io_req *    the transfer, from the start of req->iov
+ *   CONT  struct uring_cont *   the rest of a transfer cut short (its own
+ *                               copy of the iovecs, advanced)
+ *   SYNC  struct pc_io_req *    sync_file_range of the written range
+ *   DROP  struct pc_io_req *    fadvise(DONTNEED) of the range
+ *
+ * and &uring_stop, the NOP that destroy sends last to stop the thread.
+ * While a request is in flight req->res holds the bytes done so far.  A
+ * request has at most one SQE or one pending token at any time.
+ *
+ * Slots: a request holds a slot from submit until its end_io has returned;
+ * @inflight counts them.  Submitters wait while @limit (the CQ size) are
+ * taken, so the CQ cannot overflow from their requests.  end_io may submit
+ * more I/O from the completion thread: those requests never wait (the
+ * thread would wait for itself); they go on pending[] and are submitted
+ * with the batch's continuations.  pending[] has room for every slot, so
+ * pushing a token never fails.
+ *
+ * Kernels without IORING_OP_SYNC_FILE_RANGE/FADVISE (before 5.6): the
+ * dontneed calls are made in the completion thread (pc__io_dontneed).
+ *
+ * Errors: a request's error ends that request (req->res = -errno).  "Try
+ * later" from io_uring_enter (EBUSY, EAGAIN, ENOMEM) is retried: submitters
+ * back off without sq_lock, the completion thread polls CQEs meanwhile.
+ * Any other error of the ring itself aborts: completions would be lost.
+ *
+ * Locks, never held together, never across end_io:
+ *   lock     inflight, space_waiters (with the conds space and idle)
+ *   sq_lock  the SQ side of the ring; submitters hold it from the first
+ *            io_uring_get_sqe to io_uring_submit, so no SQE is published
+ *            half-prepared, and it is dropped only when every SQE taken is
+ *            prepared.
+ * The completion thread alone touches the CQ side and pending[].
+ * The kernel's handoff of a request from submitter to completion thread is
+ * invisible to the memory model (and TSan): the thread takes and drops
+ * @lock before each batch, pairing with the submitter's unlock after it
+ * published the request.
+ */
+#include <liburing.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define URING_DEFAULT_DEPTH 256
+#define URING_MAX_DEPTH 4096
+#define URING_BATCH 64		/* CQEs reaped at a time */
+#define URING_BACKOFF_US 50	/* the kernel refused a submit for now */
+#define URING_SYNC_RANGE_FLAGS (SYNC_FILE_RANGE_WAIT_BEFORE | \
+				SYNC_FILE_RANGE_WRITE | \
+				SYNC_FILE_RANGE_WAIT_AFTER)
+
+enum { TAG_XFER, TAG_CONT, TAG_SYNC, TAG_DROP, TAG_MASK = 3 };
+
+static const char uring_stop;	/* its address: the stop NOP's user_data */
+#define URING_STOP ((uint64_t)(uintptr_t)&uring_stop)
+
+struct uring_cont {
+	struct pc_io_req *req;
+	size_t total;			/* bytes of the whole request */
+	int iovcnt;			/* of iov[], the part not done yet */
+	struct iovec iov[];		/* room for req->iovcnt */
+};
+
+struct pc_io_uring {
+	const struct pc_io_ops *ops;	/* &pc__io_uring_ops; read-only */
+	unsigned limit;			/* slots: the CQ size; read-only */
+	bool async_drop;		/* SYNC/DROP as SQEs; read-only */
+	pthread_t thread;		/* the completion thread */
+
+	pthread_mutex_t lock;
+	unsigned inflight;		/* lock: slots taken */
+	unsigned space_waiters;		/* lock: submitters waiting for one */
+	pthread_cond_t space;		/* a slot was given back */
+	pthread_cond_t idle;		/* inflight reached 0 */
+
+	pthread_mutex_t sq_lock;
+	struct io_uring ring;		/* sq_lock: SQ; completion thread: CQ */
+
+	/* The completion thread's own. */
+	uint64_t *pending;		/* tokens to submit */
+	unsigned nr_pending, cap_pending;	/* cap >= inflight */
+};
+
+/* The ring whose completion thread this is, if any. */
+static _Thread_local struct pc_io_uring *uring_self;
+
+static struct pc_io_uring *to_uring(struct pc_io *io)
+{
+	PC_ASSERT(*(const struct pc_io_ops **)(void *)io == &pc__io_uring_ops);
+	return (struct pc_io_uring *)(void *)io;
+}
+
+/* For asserts: is @m locked (by anyone)? */
+static __attribute__((unused)) bool mutex_held(pthread_mutex_t *m)
+{
+	if (pthread_mutex_trylock(m) != 0)
+		return true;
+	pthread_mutex_unlock(m);
+	return false;
+}
+
+static void uring_fatal(const char *what, int err)
+{
+	fprintf(stderr, "pagecache: %s: %s (io_uring state lost)\n", what,
+		strerror(-err));
+	abort();
+}
+
+static uint64_t token(const void *p, unsigned tag)
+{
+	PC_ASSERT(((uintptr_t)p & TAG_MASK) == 0);
+	return (uint64_t)(uintptr_t)p | tag;
+}
+
+static void *token_ptr(uint64_t t)
+{
+	return (void *)(uintptr_t)(t & ~(uint64_t)TAG_MASK);
+}
+
+/* A length for the 32-bit fields of SYNC/DROP: 0 means "to end of file". */
+static unsigned len32(ssize_t len)
+{
+	return (size_t)len > UINT_MAX ? 0 : (unsigned)len;
+}
+
+static void uring_prep(struct io_uring_sqe *sqe, uint64_t t)
+{
+	void *p = token_ptr(t);
+	struct uring_cont *cont = p;
+	struct pc_io_req *req = p;
+
+	switch (t & TAG_MASK) {
+	case TAG_XFER:
+		if (req->op == PC_IO_WRITE)
+			io_uring_prep_writev(sqe, req->fd, req->iov,
+					     (unsigned)req->iovcnt,
+					     (uint64_t)req->off);
+		else
+			io_uring_prep_readv(sqe, req->fd, req->iov,
+					    (unsigned)req->iovcnt,
+					    (uint64_t)req->off);
+		break;
+	case TAG_CONT:
+		req = cont->req;
+		if (req->op == PC_IO_WRITE)
+			io_uring_prep_writev(sqe, req->fd, cont->iov,
+					     (unsigned)cont->iovcnt,
+					     (uint64_t)(req->off + req->res));
+		else
+			io_uring_prep_readv(sqe, req->fd, cont->iov,
+					    (unsigned)cont->iovcnt,
+					    (uint64_t)(req->off + req->res));
+		break;
+	case TAG_SYNC:
+		io_uring_prep_sync_file_range(sqe, req->fd, len32(req->res),
+					      (uint64_t)req->off,
+					      URING_SYNC_RANGE_FLAGS);
+		break;
+	case TAG_DROP:
+		io_uring_prep_fadvise(sqe, req->fd, (uint64_t)req->off,
+				      (off_t)len32(req->res),
+				      POSIX_FADV_DONTNEED);
+		break;
+	}
+	io_uring_sqe_set_data64(sqe, t);
+}
+
+/*
+ * Hand every prepared SQE to the kernel.  When it refuses for now (its CQ
+ * overflowed, or it is short of memory): with @wait, drop sq_lock, back off
+ * and try again; without, return false and leave them in the SQ.
+ */
+static bool uring_kick_locked(struct pc_io_uring *u, bool wait)
+{
+	PC_ASSERT(mutex_held(&u->sq_lock));
+	while (io_uring_sq_ready(&u->ring) > 0) {
+		int r = io_uring_submit(&u->ring);
+
+		if (r > 0 || r == -EINTR)
+			continue;
+		if (r != 0 && r != -EBUSY && r != -EAGAIN && r != -ENOMEM)
+			uring_fatal("io_uring_submit", r);
+		if (!wait)
+			return false;
+		pthread_mutex_unlock(&u->sq_lock);
+		pc__io_sleep_us(URING_BACKOFF_US);
+		pthread_mutex_lock(&u->sq_lock);
+	}
+	return true;
+}
+
+/* Completion thread: submit pending[]; whatever the kernel refuses stays. */
+static bool uring_flush(struct pc_io_uring *u)
+{
+	unsigned i = 0;
+	bool all;
+
+	pthread_mutex_lock(&u->sq_lock);
+	while (i < u->nr_pending) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+
+		if (!sqe) {
+			if (!uring_kick_locked(u, false))
+				break;
+			continue;
+		}
+		uring_prep(sqe, u->pending[i++]);
+	}
+	all = uring_kick_locked(u, false);
+	pthread_mutex_unlock(&u->sq_lock);
+	u->nr_pending -= i;
+	memmove(u->pending, u->pending + i, u->nr_pending * sizeof(uint64_t));
+	return all && u->nr_pending == 0;
+}
+
+static void uring_push(struct pc_io_uring *u, uint64_t t)
+{
+	PC_ASSERT(u->nr_pending < u->cap_pending);
+	u->pending[u->nr_pending++] = t;
+}
+
+/* Completion thread: the transfer is over; dontneed, then it ends. */
+static bool uring_transferred(struct pc_io_uring *u, struct pc_io_req *req)
+{
+	int err;
+
+	if (!req->dontneed || req->res <= 0)
+		return true;
+	if (u->async_drop) {
+		uring_push(u, token(req, req->op == PC_IO_WRITE ? TAG_SYNC
+							       : TAG_DROP));
+		return false;
+	}
+	err = pc__io_dontneed(req, (size_t)req->res);
+	if (err)
+		req->res = err;
+	return true;
+}
+
+/* Completion thread: the transfer SQE of @req (in @cont, if any) ended. */
+static bool uring_xfer_done(struct pc_io_uring *u, struct pc_io_req *req,
+			    struct uring_cont *cont, int res)
+{
+	size_t done = (size_t)req->res;
+	size_t total = cont ? cont->total : pc__io_req_bytes(req);
+
+	if (res == -EAGAIN || res == -EINTR) {
+		uring_push(u, cont ? token(cont, TAG_CONT)
+				   : token(req, TAG_XFER));
+		return false;
+	}
+	if (res > 0 && done + (size_t)res < total) {
+		req->res += res;
+		if (!cont) {
+			cont = malloc(sizeof(*cont) + (size_t)req->iovcnt *
+						       sizeof(cont->iov[0]));
+			if (!cont) {
+				req->res = -ENOMEM;
+				return true;
+			}
+			cont->req = req;
+			cont->total = total;
+		}
+		cont->iovcnt = pc__io_iov_slice(cont->iov, req->iovcnt,
+						req->iov, req->iovcnt,
+						(size_t)req->res, SIZE_MAX);
+		uring_push(u, token(cont, TAG_CONT));
+		return false;
+	}
+	free(cont);
+	if (res > 0)
+		req->res += res;	/* all of it */
+	else if (res == 0 && req->op == PC_IO_WRITE && done < total)
+		req->res = -EIO;	/* a write that makes no progress */
+	else if (res < 0 && !pc__io_eof_einval(req, done, res))
+		req->res = res;
+	/* else: end of file, req->res is what the read got */
+	return uring_transferred(u, req);
+}
+
+/* Completion thread: one CQE.  Returns whether its request ended. */
+static bool uring_complete(struct pc_io_uring *u, struct pc_io_req *req,
+			   uint64_t t, int res)
+{
+	switch (t & TAG_MASK) {
+	case TAG_XFER:
+		return uring_xfer_done(u, req, NULL, res);
+	case TAG_CONT:
+		return uring_xfer_done(u, req, token_ptr(t), res);
+	case TAG_SYNC:
+		if (res == -EAGAIN || res == -EINTR) {
+			uring_push(u, t);
+			return false;
+		}
+		res = pc__io_sync_range_err(res);
+		if (res < 0) {
+			req->res = res;
+			return true;
+		}
+		uring_push(u, token(req, TAG_DROP));
+		return false;
+	default:	/* TAG_DROP: advice, its result does not matter */
+		if (res == -EAGAIN || res == -EINTR) {
+			uring_push(u, t);
+			return false;
+		}
+		return true;
+	}
+}
+
+static void uring_end_slots(struct pc_io_uring *u, unsigned n)
+{
+	pthread_mutex_lock(&u->lock);
+	u->inflight -= n;
+	if (u->space_waiters)
+		pthread_cond_broadcast(&u->space);
+	if (u->inflight == 0)
+		pthread_cond_broadcast(&u->idle);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void *uring_completer(void *arg)
+{
+	struct pc_io_uring *u = arg;
+	bool stop = false, stuck = false;
+
+	uring_self = u;
+	while (!stop) {
+		struct { uint64_t t; int res; } batch[URING_BATCH];
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0, ended = 0;
+		int r;
+
+		if (u->nr_pending || stuck)
+			stuck = !uring_flush(u);
+		if (stuck) {	/* the kernel wants CQEs reaped first */
+			r = io_uring_peek_cqe(&u->ring, &cqe);
+			if (r == -EAGAIN) {
+				pc__io_sleep_us(URING_BACKOFF_US);
+				continue;
+			}
+		} else {
+			r = io_uring_wait_cqe(&u->ring, &cqe);
+		}
+		if (r == -EINTR || r == -EAGAIN)
+			continue;
+		if (r < 0)
+			uring_fatal("io_uring_wait_cqe", r);
+
+		io_uring_for_each_cqe(&u->ring, head, cqe) {
+			batch[n].t = io_uring_cqe_get_data64(cqe);
+			batch[n].res = cqe->res;
+			if (++n == URING_BATCH)
+				break;
+		}
+		io_uring_cq_advance(&u->ring, n);
+
+		/* Acquire what submitters published before the kernel did. */
+		pthread_mutex_lock(&u->lock);
+		pthread_mutex_unlock(&u->lock);
+
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t t = batch[i].t;
+			struct pc_io_req *req;
+
+			if (t == URING_STOP) {
+				stop = true;
+				continue;
+			}
+			req = token_ptr(t);
+			if ((t & TAG_MASK) == TAG_CONT)	/* before it is freed */
+				req = ((struct uring_cont *)(void *)req)->req;
+			if (!uring_complete(u, req, t, batch[i].res))
+				continue;
+			req->end_io(req);	/* req may be gone after this */
+			ended++;
+		}
+		if (ended)
+			uring_end_slots(u, ended);
+	}
+	return NULL;
+}
+
+/* Submitted from end_io, in the completion thread: queue, never wait. */
+static int uring_submit_self(struct pc_io_uring *u, struct pc_io_req **reqs,
+			     unsigned n)
+{
+	unsigned need;
+
+	pthread_mutex_lock(&u->lock);
+	u->inflight += n;
+	need = u->inflight;
+	pthread_mutex_unlock(&u->lock);
+	if (need > u->cap_pending) {
+		unsigned cap = pc_max(need, 2 * u->cap_pending);
+		uint64_t *p = realloc(u->pending, cap * sizeof(*p));
+
+		if (!p) {
+			for (unsigned i = 0; i < n; i++) {
+				reqs[i]->res = -ENOMEM;
+				reqs[i]->end_io(reqs[i]);
+			}
+			uring_end_slots(u, n);
+			return 0;
+		}
+		u->pending = p;
+		u->cap_pending = cap;
+	}
+	for (unsigned i = 0; i < n; i++)
+		uring_push(u, token(reqs[i], TAG_XFER));
+	return 0;
+}
+
+static int uring_submit(struct pc_io *io, struct pc_io_req **reqs, unsigned n)
+{
+	struct pc_io_uring *u = to_uring(io);
+	unsigned i = 0;
+
+	/* Before any request is published (see the lock comment on top). */
+	for (unsigned j = 0; j < n; j++)
+		reqs[j]->res = 0;
+	if (uring_self == u)
+		return uring_submit_self(u, reqs, n);
+
+	while (i < n) {
+		unsigned k;
+
+		pthread_mutex_lock(&u->lock);
+		while (u->inflight >= u->limit) {
+			u->space_waiters++;
+			pthread_cond_wait(&u->space, &u->lock);
+			u->space_waiters--;
+		}
+		k = pc_min(n - i, u->limit - u->inflight);
+		u->inflight += k;
+		pthread_mutex_unlock(&u->lock);
+
+		pthread_mutex_lock(&u->sq_lock);
+		for (unsigned j = i; j < i + k; j++) {
+			struct io_uring_sqe *sqe;
+
+			while (!(sqe = io_uring_get_sqe(&u->ring)))
+				uring_kick_locked(u, true);
+			uring_prep(sqe, token(reqs[j], TAG_XFER));
+		}
+		uring_kick_locked(u, true);
+		pthread_mutex_unlock(&u->sq_lock);
+		i += k;
+	}
+	return 0;
+}
+
+static void uring_free(struct pc_io_uring *u)
+{
+	pthread_cond_destroy(&u->idle);
+	pthread_cond_destroy(&u->space);
+	pthread_mutex_destroy(&u->sq_lock);
+	pthread_mutex_destroy(&u->lock);
+	free(u->pending);
+	free(u);
+}
+
+static int uring_create(struct pc_io **out, unsigned depth)
+{
+	struct pc_io_uring *u;
+	struct io_uring_probe *probe;
+	sigset_t all, old;
+	int err;
+
+	if (depth == 0)
+		depth = URING_DEFAULT_DEPTH;
+	depth = pc_min(depth, URING_MAX_DEPTH);
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->ops = &pc__io_uring_ops;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_mutex_init(&u->sq_lock, NULL);
+	pthread_cond_init(&u->space, NULL);
+	pthread_cond_init(&u->idle, NULL);
+
+	err = io_uring_queue_init(depth, &u->ring, 0);
+	if (err < 0) {
+		uring_free(u);
+		return err;	/* -ENOSYS, -EPERM: the caller falls back */
+	}
+	u->limit = u->ring.cq.ring_entries;
+	probe = io_uring_get_probe_ring(&u->ring);
+	u->async_drop = probe &&
+		io_uring_opcode_supported(probe, IORING_OP_SYNC_FILE_RANGE) &&
+		io_uring_opcode_supported(probe, IORING_OP_FADVISE);
+	if (probe)
+		io_uring_free_probe(probe);
+	u->cap_pending = u->limit;
+	u->pending = malloc(u->cap_pending * sizeof(*u->pending));
+	if (!u->pending) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	/* The thread takes no signal: they are the application's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&u->thread, NULL, uring_completer, u);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto fail;
+	*out = (struct pc_io *)(void *)u;
+	return 0;
+fail:
+	io_uring_queue_exit(&u->ring);
+	uring_free(u);
+	return err;
+}
+
+static void uring_destroy(struct pc_io *io)
+{
+	struct pc_io_uring *u = to_uring(io);
+	struct io_uring_sqe *sqe;
+
+	PC_ASSERT(uring_self != u);	/* not from end_io */
+	pthread_mutex_lock(&u->lock);
+	while (u->inflight)
+		pthread_cond_wait(&u->idle, &u->lock);
+	pthread_mutex_unlock(&u->lock);
+
+	/* Nothing in flight, nothing pending: the NOP's CQE comes last. */
+	pthread_mutex_lock(&u->sq_lock);
+	while (!(sqe = io_uring_get_sqe(&u->ring)))
+		uring_kick_locked(u, true);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, URING_STOP);
+	uring_kick_locked(u, true);
+	pthread_mutex_unlock(&u->sq_lock);
+	pthread_join(u->thread, NULL);
+
+	io_uring_queue_exit(&u->ring);
+	uring_free(u);
+}
+
+const struct pc_io_ops pc__io_uring_ops = {
+	.name = "uring",
+	.create = uring_create,
+	.destroy = uring_destroy,
+	.submit = uring_submit,
+};

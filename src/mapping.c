@@ -1,0 +1,623 @@
+/*
+ * mapping.c - the per-file page index: a radix tree with tags, read under
+ * RCU (the kernel's radix tree / xarray, cut down to what we need).
+ *
+ * What it owns: struct pc_tree (internal.h) and its nodes.  Items are page
+ * pointers (low bit clear) or value entries (low bit set: shadows).
+ *
+ * A node has 64 slots (6 bits of the index a level) and one 64-bit bitmap
+ * per tag.  In a leaf (shift 0) a slot holds an item and tag bit i says
+ * item i carries the tag; in an inner node a slot holds a child and tag
+ * bit i says "something below child i carries the tag".  So a tag is set
+ * bottom-up until a bit is found already set, cleared bottom-up until a
+ * bitmap stays non-zero, and "any item tagged" is the root's bitmap.
+ *
+ *   root (shift 12) covers 0 .. 2^18-1
+ *   +--------------------------------------+
+ *   | slots[0]  [1]   ...    [37] ... [63] |  tags[DIRTY] = ...0100..001
+ *   +----|------|------------|-------------+                |       |
+ *        |      NULL         '--------------------------- bit 37   bit 0
+ *   node (shift 6)           node (shift 6)
+ *   +---------------+        +---------------+
+ *   | [0] ..  [63]  |        | [5] ...       |  tags[DIRTY] = ..100000
+ *   +--|------------+        +--|------------+
+ *   leaf (shift 0)           leaf: slot 9 = page at index 37<<12|5<<6|9,
+ *                                  tags[DIRTY] bit 9 set
+ *
+ * The height is the root's shift: it grows (a new root whose slot 0 is the
+ * old one) when an index beyond the root's range is inserted, and shrinks
+ * (slot 0 child becomes root) when the root is left with only slot 0.  A
+ * node's shift never changes; a node that empties is unlinked and freed.
+ * The whole uint64_t range is covered at shift 60 (11 levels; the top node
+ * uses 16 slots).
+ *
+ * What protects what:
+ *   - writers (insert, store, tag set/clear, tag_range) are serialized by
+ *     the caller's tree lock; count, offset and parent of a node, and
+ *     nr_items/nr_values of the tree, are read and written only by them;
+ *   - readers (lookup, gang, gang_tag, tag_get, tagged) run inside the
+ *     caller's urcu_bp_read_lock() section, concurrently with a writer.
+ *     Root, child and item pointers are C11 atomics: stores with release
+ *     (a node is filled before it is linked), loads with acquire.  Tag
+ *     bitmaps are relaxed atomics: readers may see them stale (a tagged
+ *     gang re-checks that a slot holds a page), writers see them exact;
+ *   - shift is written once, before the node is published;
+ *   - an unlinked node is freed by urcu_bp_call_rcu after a grace period,
+ *     so a reader may go on walking it; it still points at live children
+ *     (shrink leaves the old root's slot 0 in place).  An item present for
+ *     the whole of a gang lookup is always found by it.
+ *
+ * Allocation failure: insert and store first count and allocate every node
+ * they will need, so -ENOMEM leaves the tree as it was.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <urcu-bp.h>
+
+#include "internal.h"
+
+#define TREE_SHIFT 6
+#define TREE_SLOTS (1u << TREE_SHIFT)
+#define TREE_MASK ((uint64_t)TREE_SLOTS - 1)
+#define TREE_MAX_SHIFT 60		/* top node of a full-range tree */
+#define TREE_MAX_PATH (TREE_MAX_SHIFT / TREE_SHIFT + 1)
+
+struct pc_tree_node {
+	uint8_t shift;			/* bits of index below: set once */
+	uint8_t offset;			/* writer: slot in parent */
+	uint8_t count;			/* writer: non-NULL slots */
+	struct pc_tree_node *parent;	/* writer: NULL for the root */
+	_Atomic uint64_t tags[PC_TREE_TAGS];	/* relaxed; exact for writers */
+	_Atomic(void *) slots[TREE_SLOTS];	/* items or children */
+	struct rcu_head rcu;
+};
+
+#define ld_acq(p) atomic_load_explicit((p), memory_order_acquire)
+#define st_rel(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define ld_tag(n, tag) atomic_load_explicit(&(n)->tags[tag], memory_order_relaxed)
+#define st_tag(n, tag, v) \
+	atomic_store_explicit(&(n)->tags[tag], (v), memory_order_relaxed)
+
+static inline uint64_t bit(unsigned off)
+{
+	return (uint64_t)1 << off;
+}
+
+/* Largest index under a node of @shift (relative to its base). */
+static inline uint64_t shift_maxindex(unsigned shift)
+{
+	return shift + TREE_SHIFT >= 64 ? UINT64_MAX
+					: (bit(shift + TREE_SHIFT) - 1);
+}
+
+/* Slots of a node of @shift that an index can reach: 64, or 16 at top. */
+static inline unsigned shift_nslots(unsigned shift)
+{
+	return shift + TREE_SHIFT > 64 ? 1u << (64 - shift) : TREE_SLOTS;
+}
+
+/* The smallest root shift whose range holds @index. */
+static unsigned index_shift(uint64_t index)
+{
+	unsigned s = 0;
+
+	while (s < TREE_MAX_SHIFT && (index >> (s + TREE_SHIFT)) != 0)
+		s += TREE_SHIFT;
+	return s;
+}
+
+static inline unsigned slot_off(const struct pc_tree_node *n, uint64_t index)
+{
+	return (unsigned)((index >> n->shift) & TREE_MASK);
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes: allocation (with a test hook to fail one), freeing.          */
+
+static _Atomic long alloc_fail_at = -1;	/* test hook; atomic */
+
+/*
+ * Test hook (tests/test_mapping.c): make the node allocation @nth from now
+ * (0: the next one) fail, once; -1 disarms.
+ */
+void pc__tree_fail_alloc(long nth);
+void pc__tree_fail_alloc(long nth)
+{
+	atomic_store_explicit(&alloc_fail_at, nth, memory_order_relaxed);
+}
+
+static struct pc_tree_node *node_alloc(void)
+{
+	long f = atomic_load_explicit(&alloc_fail_at, memory_order_relaxed);
+
+	if (__builtin_expect(f >= 0, 0)) {
+		atomic_store_explicit(&alloc_fail_at, f - 1,
+				      memory_order_relaxed);
+		if (f == 0)
+			return NULL;
+	}
+	/* calloc: every slot and tag word is a valid atomic zero. */
+	return calloc(1, sizeof(struct pc_tree_node));
+}
+
+static void node_free_rcu_cb(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct pc_tree_node, rcu));
+}
+
+/* Free an unlinked node once every reader that may see it has left. */
+static void node_free_rcu(struct pc_tree_node *n)
+{
+	urcu_bp_call_rcu(&n->rcu, node_free_rcu_cb);
+}
+
+/* Nodes allocated up front by an insertion, so that it cannot fail midway. */
+struct node_pool {
+	unsigned nr;
+	struct pc_tree_node *n[2 * TREE_MAX_PATH];
+};
+
+static int pool_fill(struct node_pool *p, unsigned nr)
+{
+	PC_ASSERT(nr <= sizeof(p->n) / sizeof(p->n[0]));
+	for (p->nr = 0; p->nr < nr; p->nr++) {
+		p->n[p->nr] = node_alloc();
+		if (!p->n[p->nr]) {
+			while (p->nr)
+				free(p->n[--p->nr]);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static struct pc_tree_node *pool_take(struct node_pool *p, unsigned shift,
+				      struct pc_tree_node *parent,
+				      unsigned offset)
+{
+	struct pc_tree_node *n;
+
+	PC_ASSERT(p->nr > 0);
+	n = p->n[--p->nr];
+	n->shift = (uint8_t)shift;
+	n->parent = parent;
+	n->offset = (uint8_t)offset;
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tags, writer side: propagate up the parents.                        */
+
+static void node_tag_set(struct pc_tree_node *n, unsigned off, int tag)
+{
+	while (n) {
+		uint64_t t = ld_tag(n, tag);
+
+		if (t & bit(off))
+			return;	/* so every ancestor has its bit too */
+		st_tag(n, tag, t | bit(off));
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+static void node_tag_clear(struct pc_tree_node *n, unsigned off, int tag)
+{
+	while (n) {
+		uint64_t t = ld_tag(n, tag);
+
+		if (!(t & bit(off)))
+			return;
+		t &= ~bit(off);
+		st_tag(n, tag, t);
+		if (t)
+			return;	/* the subtree is still tagged */
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+static void node_tags_clear(struct pc_tree_node *leaf, unsigned off)
+{
+	for (int tag = 0; tag < PC_TREE_TAGS; tag++)
+		node_tag_clear(leaf, off, tag);
+}
+
+/* ------------------------------------------------------------------ */
+/* Walking down, creating, deleting (writer side).                     */
+
+/* The leaf that holds @index, or NULL if the path is not there. */
+static struct pc_tree_node *leaf_find(struct pc_tree *t, uint64_t index)
+{
+	struct pc_tree_node *n = ld_acq(&t->root);
+
+	if (!n || index > shift_maxindex(n->shift))
+		return NULL;
+	while (n && n->shift > 0)
+		n = ld_acq(&n->slots[slot_off(n, index)]);
+	return n;
+}
+
+/* How many nodes leaf_create() will allocate for @index. */
+static unsigned nodes_needed(struct pc_tree *t, uint64_t index)
+{
+	struct pc_tree_node *n = ld_acq(&t->root);
+	unsigned s = index_shift(index);
+
+	if (!n)
+		return s / TREE_SHIFT + 1;
+	if (s > n->shift)	/* grow, then a fresh path below the top */
+		return (s - n->shift) / TREE_SHIFT + s / TREE_SHIFT;
+	while (n->shift > 0) {
+		struct pc_tree_node *c = ld_acq(&n->slots[slot_off(n, index)]);
+
+		if (!c)
+			return n->shift / TREE_SHIFT;
+		n = c;
+	}
+	return 0;
+}
+
+/*
+ * The leaf for @index, growing the tree and creating the path as needed.
+ * NULL (and the tree untouched) if a node could not be allocated.  New
+ * nodes are empty when linked, so readers see nothing until the item is.
+ */
+static struct pc_tree_node *leaf_create(struct pc_tree *t, uint64_t index)
+{
+	struct node_pool pool;
+	struct pc_tree_node *n;
+	unsigned s = index_shift(index);
+
+	if (pool_fill(&pool, nodes_needed(t, index)) < 0)
+		return NULL;
+	n = ld_acq(&t->root);
+	if (!n) {
+		n = pool_take(&pool, s, NULL, 0);
+		st_rel(&t->root, n);
+	}
+	while (n->shift < s) {	/* grow: the old root becomes slot 0 */
+		struct pc_tree_node *top;
+
+		top = pool_take(&pool, n->shift + TREE_SHIFT, NULL, 0);
+		atomic_store_explicit(&top->slots[0], n, memory_order_relaxed);
+		top->count = 1;
+		for (int tag = 0; tag < PC_TREE_TAGS; tag++)
+			if (ld_tag(n, tag))
+				st_tag(top, tag, 1);
+		n->parent = top;
+		n->offset = 0;
+		st_rel(&t->root, top);
+		n = top;
+	}
+	while (n->shift > 0) {
+		unsigned off = slot_off(n, index);
+		struct pc_tree_node *c = ld_acq(&n->slots[off]);
+
+		if (!c) {
+			c = pool_take(&pool, n->shift - TREE_SHIFT, n, off);
+			st_rel(&n->slots[off], c);
+			n->count++;
+		}
+		n = c;
+	}
+	PC_ASSERT(pool.nr == 0);
+	return n;
+}
+
+/* While the root has only slot 0 in use, its child becomes the root. */
+static void tree_shrink(struct pc_tree *t)
+{
+	struct pc_tree_node *n = ld_acq(&t->root);
+
+	while (n && n->shift > 0 && n->count == 1) {
+		struct pc_tree_node *c = ld_acq(&n->slots[0]);
+
+		if (!c)
+			break;
+		c->parent = NULL;
+		st_rel(&t->root, c);
+		/* n->slots[0] stays: a reader still in n goes on to c. */
+		node_free_rcu(n);
+		n = c;
+	}
+}
+
+/* Set a slot of @leaf that was empty; the caller counts the item. */
+static void slot_fill(struct pc_tree *t, struct pc_tree_node *leaf,
+		      unsigned off, void *item)
+{
+	PC_ASSERT(!atomic_load_explicit(&leaf->slots[off],
+					memory_order_relaxed));
+	st_rel(&leaf->slots[off], item);
+	leaf->count++;
+	t->nr_items++;
+	if (pc_tree_is_value(item))
+		t->nr_values++;
+}
+
+/* Empty an occupied slot; unlink and free nodes left empty; shrink. */
+static void *slot_delete(struct pc_tree *t, struct pc_tree_node *leaf,
+			 unsigned off)
+{
+	void *old = atomic_load_explicit(&leaf->slots[off],
+					 memory_order_relaxed);
+	struct pc_tree_node *n = leaf;
+
+	PC_ASSERT(old != NULL);
+	node_tags_clear(leaf, off);
+	st_rel(&leaf->slots[off], NULL);
+	leaf->count--;
+	t->nr_items--;
+	if (pc_tree_is_value(old))
+		t->nr_values--;
+	while (n->count == 0) {
+		struct pc_tree_node *p = n->parent;
+
+		for (int tag = 0; tag < PC_TREE_TAGS; tag++)
+			PC_ASSERT(ld_tag(n, tag) == 0);
+		if (!p) {
+			st_rel(&t->root, NULL);
+			node_free_rcu(n);
+			return old;
+		}
+		st_rel(&p->slots[n->offset], NULL);
+		p->count--;
+		node_free_rcu(n);
+		n = p;
+	}
+	tree_shrink(t);
+	return old;
+}
+
+/* ------------------------------------------------------------------ */
+/* The contract (internal.h).                                          */
+
+void pc__tree_init(struct pc_tree *t)
+{
+	atomic_init(&t->root, NULL);
+	t->nr_items = 0;
+	t->nr_values = 0;
+}
+
+static void node_destroy(struct pc_tree_node *n)
+{
+	if (n->shift > 0) {
+		for (unsigned i = 0; i < TREE_SLOTS; i++) {
+			struct pc_tree_node *c = atomic_load_explicit(
+				&n->slots[i], memory_order_relaxed);
+
+			if (c)
+				node_destroy(c);
+		}
+	}
+	free(n);
+}
+
+void pc__tree_destroy(struct pc_tree *t)
+{
+	struct pc_tree_node *n = atomic_load_explicit(&t->root,
+						      memory_order_relaxed);
+
+	if (n)
+		node_destroy(n);
+	pc__tree_init(t);
+}
+
+void *pc__tree_lookup(struct pc_tree *t, uint64_t index)
+{
+	struct pc_tree_node *leaf = leaf_find(t, index);
+
+	return leaf ? ld_acq(&leaf->slots[slot_off(leaf, index)]) : NULL;
+}
+
+int pc__tree_insert(struct pc_tree *t, uint64_t index, void *item, void **old)
+{
+	struct pc_tree_node *leaf = leaf_find(t, index);
+	unsigned off = (unsigned)(index & TREE_MASK);
+
+	if (old)
+		*old = NULL;
+	PC_ASSERT(item && !pc_tree_is_value(item));
+	if (!item || pc_tree_is_value(item))
+		return -EINVAL;
+	if (leaf) {
+		void *e = atomic_load_explicit(&leaf->slots[off],
+					       memory_order_relaxed);
+
+		if (e && !pc_tree_is_value(e))
+			return -EEXIST;
+		if (e) {	/* a shadow: replaced, handed back */
+			st_rel(&leaf->slots[off], item);
+			t->nr_values--;
+			if (old)
+				*old = e;
+			return 0;
+		}
+	} else {
+		leaf = leaf_create(t, index);
+		if (!leaf)
+			return -ENOMEM;
+	}
+	slot_fill(t, leaf, off, item);
+	return 0;
+}
+
+void *pc__tree_store(struct pc_tree *t, uint64_t index, void *item)
+{
+	struct pc_tree_node *leaf = leaf_find(t, index);
+	unsigned off = (unsigned)(index & TREE_MASK);
+	void *e = NULL;
+
+	if (leaf)
+		e = atomic_load_explicit(&leaf->slots[off],
+					 memory_order_relaxed);
+	if (!item)
+		return e ? slot_delete(t, leaf, off) : NULL;
+	if (e) {
+		if (pc_tree_is_value(item))
+			node_tags_clear(leaf, off);
+		st_rel(&leaf->slots[off], item);
+		t->nr_values += (uint64_t)pc_tree_is_value(item) -
+				(uint64_t)pc_tree_is_value(e);
+		return e;
+	}
+	if (!leaf)
+		leaf = leaf_create(t, index);
+	if (!leaf)
+		return (void *)-1;
+	slot_fill(t, leaf, off, item);
+	return NULL;
+}
+
+bool pc__tree_tag_get(struct pc_tree *t, uint64_t index, int tag)
+{
+	struct pc_tree_node *n = ld_acq(&t->root);
+
+	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
+	if (!n || index > shift_maxindex(n->shift))
+		return false;
+	for (;;) {
+		unsigned off = slot_off(n, index);
+
+		if (!(ld_tag(n, tag) & bit(off)))
+			return false;
+		if (n->shift == 0)
+			return true;
+		n = ld_acq(&n->slots[off]);
+		if (!n)
+			return false;
+	}
+}
+
+void pc__tree_tag_set(struct pc_tree *t, uint64_t index, int tag)
+{
+	struct pc_tree_node *leaf = leaf_find(t, index);
+	unsigned off = (unsigned)(index & TREE_MASK);
+	void *e = leaf ? atomic_load_explicit(&leaf->slots[off],
+					      memory_order_relaxed) : NULL;
+
+	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
+	PC_ASSERT(e && !pc_tree_is_value(e));
+	if (e && !pc_tree_is_value(e))
+		node_tag_set(leaf, off, tag);
+}
+
+void pc__tree_tag_clear(struct pc_tree *t, uint64_t index, int tag)
+{
+	struct pc_tree_node *leaf = leaf_find(t, index);
+
+	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
+	if (leaf)
+		node_tag_clear(leaf, (unsigned)(index & TREE_MASK), tag);
+}
+
+bool pc__tree_tagged(struct pc_tree *t, int tag)
+{
+	struct pc_tree_node *n = ld_acq(&t->root);
+
+	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
+	return n && ld_tag(n, tag) != 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Gang lookups: one in-order walk for the three of them.               */
+
+struct gang {
+	uint64_t last;
+	int tag;		/* only pages with this tag; -1: every item */
+	int set_tag;		/* tag_range: set this on each; -1: none */
+	void **items;		/* may be NULL (tag_range) */
+	uint64_t *indices;	/* may be NULL */
+	unsigned max, nr;
+};
+
+/*
+ * Visit the items of @n (which covers indices from @base) at @first and
+ * after, in order.  Returns true when done: @max found or past @last.
+ */
+static bool gang_node(struct gang *g, struct pc_tree_node *n, uint64_t base,
+		      uint64_t first)
+{
+	unsigned shift = n->shift, nslots = shift_nslots(shift);
+	unsigned off = (unsigned)((first - base) >> shift);
+
+	for (; off < nslots; off++) {
+		uint64_t start = base + ((uint64_t)off << shift);
+		void *e;
+
+		if (g->tag >= 0) {	/* skip untagged slots in one step */
+			uint64_t bits = ld_tag(n, g->tag) & ~(bit(off) - 1);
+
+			if (!bits)
+				return false;
+			off = (unsigned)__builtin_ctzll(bits);
+			if (off >= nslots)
+				return false;
+			start = base + ((uint64_t)off << shift);
+		}
+		if (start > g->last)
+			return true;
+		e = ld_acq(&n->slots[off]);
+		if (!e)
+			continue;
+		if (shift > 0) {
+			if (gang_node(g, e, start, pc_max(first, start)))
+				return true;
+			continue;
+		}
+		if (g->tag >= 0 && pc_tree_is_value(e))
+			continue;	/* stale tag seen by a reader */
+		if (g->set_tag >= 0)
+			node_tag_set(n, off, g->set_tag);
+		if (g->items)
+			g->items[g->nr] = e;
+		if (g->indices)
+			g->indices[g->nr] = start;
+		if (++g->nr == g->max)
+			return true;
+	}
+	return false;
+}
+
+static unsigned gang_walk(struct pc_tree *t, uint64_t first, struct gang *g)
+{
+	struct pc_tree_node *root = ld_acq(&t->root);
+
+	if (!root || g->max == 0 || first > g->last ||
+	    first > shift_maxindex(root->shift))
+		return 0;
+	gang_node(g, root, 0, first);
+	return g->nr;
+}
+
+unsigned pc__tree_gang(struct pc_tree *t, uint64_t first, uint64_t last,
+		       void **items, uint64_t *indices, unsigned max)
+{
+	struct gang g = { .last = last, .tag = -1, .set_tag = -1,
+			  .items = items, .indices = indices, .max = max };
+
+	return gang_walk(t, first, &g);
+}
+
+unsigned pc__tree_gang_tag(struct pc_tree *t, uint64_t first, uint64_t last,
+			   int tag, void **items, uint64_t *indices,
+			   unsigned max)
+{
+	struct gang g = { .last = last, .tag = tag, .set_tag = -1,
+			  .items = items, .indices = indices, .max = max };
+
+	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
+	return gang_walk(t, first, &g);
+}
+
+unsigned pc__tree_tag_range(struct pc_tree *t, uint64_t first, uint64_t last,
+			    int from, int to, unsigned max)
+{
+	struct gang g = { .last = last, .tag = from, .set_tag = to,
+			  .max = max };
+
+	PC_ASSERT(from >= 0 && from < PC_TREE_TAGS);
+	PC_ASSERT(to >= 0 && to < PC_TREE_TAGS);
+	return gang_walk(t, first, &g);
+}

@@ -1,0 +1,157 @@
+/*
+ * page.h - struct pc_page, its flag bits and its reference count.
+ *
+ * One struct pc_page describes one 4 KiB frame.  All frames of a cache are
+ * allocated at create in one array (c->pages), the data in another
+ * (c->data), and never freed: a page pointer stays valid for the cache's
+ * life, which is what lets readers take a speculative reference on a page
+ * they found without any lock (RCU lookup, then get_unless_zero, then a
+ * re-check that the page is still the one they looked up).
+ *
+ *   refcount  0: the frame is free (on its node's free list) or frozen by
+ *                the thread that is removing it from its mapping;
+ *             1: in a mapping, no one else holds it (the mapping's ref);
+ *            >1: plus readers, pinners, LRU isolation, per-thread batches.
+ *   The reference that takes the count to zero releases the frame
+ *   (pc__page_release: off the LRU if on it, then back to the free list).
+ *
+ *   flags     atomic bit set; PG_locked is a sleeping lock (pagewait.c).
+ *   mapping,  written while the page is locked and frozen or new; read
+ *   index     without a lock by speculative lookups, who re-check them.
+ *   lru_prev, protected by the page's node lru lock while PG_lru is set.
+ *   lru_next
+ */
+#ifndef PC_PAGE_H
+#define PC_PAGE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct pc_mapping;
+
+enum pc_page_flag {
+	PG_locked,	/* page lock: I/O in flight for read, or owner */
+	PG_waiters,	/* someone waits on this page in a wait queue */
+	PG_referenced,	/* accessed once since it was last considered */
+	PG_uptodate,	/* data is valid */
+	PG_dirty,	/* data differs from disk */
+	PG_writeback,	/* write to disk in flight */
+	PG_reclaim,	/* reclaim wants it: rotate to the tail at end of wb */
+	PG_readahead,	/* the async readahead marker */
+	PG_active,	/* on (or bound for) the active list */
+	PG_lru,		/* on an LRU list of its node */
+	PG_workingset,	/* refaulted page that was part of the working set */
+	PG_error,	/* last I/O on the page failed */
+	PG_unevictable,	/* never set today; reserved */
+	PG_dropbehind,	/* use-once stream page: drop when consumed */
+	PG_hint,	/* marked by the NUMA balancing scanner */
+	PG_rapage,	/* brought in by readahead, not yet used */
+	PG_nr_flags
+};
+
+#define PC_NO_PFN UINT32_MAX
+
+struct pc_page {
+	_Atomic uint32_t flags;
+	_Atomic int32_t refcount;
+	_Atomic(struct pc_mapping *) mapping;
+	_Atomic uint64_t index;
+	uint32_t lru_prev;		/* node lru lock */
+	uint32_t lru_next;		/* node lru lock */
+	_Atomic int32_t last_node;	/* NUMA hint: node of last hint fault */
+	_Atomic uint32_t hint_count;	/* NUMA hint: repeated remote hints */
+	uint64_t spare;
+	void *data;			/* the frame; read-only after create */
+};
+
+_Static_assert(sizeof(struct pc_page) <= 64, "struct pc_page over 64 bytes");
+
+static inline bool page_test(const struct pc_page *p, int bit)
+{
+	return atomic_load_explicit(&((struct pc_page *)p)->flags,
+				    memory_order_acquire) & (1u << bit);
+}
+
+static inline void page_set(struct pc_page *p, int bit)
+{
+	atomic_fetch_or_explicit(&p->flags, 1u << bit, memory_order_acq_rel);
+}
+
+static inline void page_clear(struct pc_page *p, int bit)
+{
+	atomic_fetch_and_explicit(&p->flags, ~(1u << bit), memory_order_acq_rel);
+}
+
+/* Returns whether the bit was set before. */
+static inline bool page_test_set(struct pc_page *p, int bit)
+{
+	return atomic_fetch_or_explicit(&p->flags, 1u << bit,
+					memory_order_acq_rel) & (1u << bit);
+}
+
+static inline bool page_test_clear(struct pc_page *p, int bit)
+{
+	return atomic_fetch_and_explicit(&p->flags, ~(1u << bit),
+					 memory_order_acq_rel) & (1u << bit);
+}
+
+static inline struct pc_mapping *page_mapping(const struct pc_page *p)
+{
+	return atomic_load_explicit(&((struct pc_page *)p)->mapping,
+				    memory_order_acquire);
+}
+
+static inline uint64_t page_index(const struct pc_page *p)
+{
+	return atomic_load_explicit(&((struct pc_page *)p)->index,
+				    memory_order_acquire);
+}
+
+static inline int32_t page_count(const struct pc_page *p)
+{
+	return atomic_load_explicit(&((struct pc_page *)p)->refcount,
+				    memory_order_acquire);
+}
+
+/* Take a reference the caller knows cannot be the first (it holds one). */
+static inline void page_get(struct pc_page *p)
+{
+	atomic_fetch_add_explicit(&p->refcount, 1, memory_order_relaxed);
+}
+
+/* Take a reference unless the page is free or frozen (count 0). */
+static inline bool page_get_unless_zero(struct pc_page *p)
+{
+	int32_t c = atomic_load_explicit(&p->refcount, memory_order_relaxed);
+
+	while (c > 0) {
+		if (atomic_compare_exchange_weak_explicit(&p->refcount, &c, c + 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
+/* Freeze: the count goes from exactly @expected to 0, or nothing changes. */
+static inline bool page_ref_freeze(struct pc_page *p, int32_t expected)
+{
+	return atomic_compare_exchange_strong_explicit(&p->refcount, &expected, 0,
+						       memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
+static inline void page_ref_unfreeze(struct pc_page *p, int32_t count)
+{
+	atomic_store_explicit(&p->refcount, count, memory_order_release);
+}
+
+/* Drop a reference; true when it was the last (the caller releases). */
+static inline bool page_put_testzero(struct pc_page *p)
+{
+	return atomic_fetch_sub_explicit(&p->refcount, 1,
+					 memory_order_acq_rel) == 1;
+}
+
+#endif /* PC_PAGE_H */

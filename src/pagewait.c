@@ -1,0 +1,389 @@
+/*
+ * pagewait.c - page lock and page bit waits: hashed wait queues, PG_waiters.
+ *
+ * What this file owns: the PG_locked sleeping lock (lock, trylock, unlock),
+ * waiting for a page bit to clear (PG_locked, PG_writeback), the clearing of
+ * PG_writeback at the end of writeback, and the PG_waiters bit.  Waits need
+ * no cache: a struct pc_pagewait (one per cache, c->wait) and the pages.
+ *
+ *   struct pc_pagewait                     waiters, each on its own
+ *   ┌──────────────────────────────┐       thread's stack
+ *   │ waiters_bit (policy, r/o)    │
+ *   │ q[0]   lock head tail ───────┼──► {page A, PG_locked, excl} ◄─► {page B,
+ *   │ q[1]   lock head tail        │     state (futex word)}          PG_writeback}
+ *   │  ...   lookups wakeups       │
+ *   │ q[255]                       │     q[hash(page address)]: several pages
+ *   └──────────────────────────────┘     share a queue; a waiter names its page
+ *
+ * Protection:
+ *   q->lock        the queue's list (head, tail, the waiters' links), and
+ *                  every change of PG_waiters: it is set by a waiter after it
+ *                  queued itself and cleared only when no waiter of that page
+ *                  is left in the queue.  The lock is a leaf: nothing is
+ *                  taken under it, and it may be taken under any lock of the
+ *                  order in internal.h (unlock_page runs under tree locks).
+ *   q->lookups,    atomic counters, written under q->lock, read without it.
+ *   q->wakeups
+ *   waiter->state  the futex word: written by the waker after it unlinked
+ *                  the waiter, read by the waiter (release / acquire).
+ *   page flags     atomic; PG_locked is owned by whoever set it.
+ *
+ * Waiting (lock_page, wait_on_page_bit), after a failed fast path:
+ *   1. take q->lock, append the waiter, set PG_waiters;
+ *   2. re-check under q->lock: for an exclusive waiter try to take PG_locked,
+ *      for a shared one test the bit.  If done, unlink, clear PG_waiters if
+ *      no other waiter of the page is queued, and return;
+ *   3. drop q->lock and sleep on the futex until the state says DONE.  The
+ *      waker unlinked us before it said so: nothing of ours is left in the
+ *      queue.  An exclusive waiter returns owning the lock (hand-off).
+ *
+ * Waking (unlock_page, end_page_writeback):
+ *   1. one atomic fetch_and clears the bit and returns the old flags;
+ *   2. with the waiters_bit policy on, stop there unless PG_waiters was set
+ *      in those old flags (seed 001: no queue lookup when no one waits);
+ *      with it off (the kernel before seed 001), always go on (waiters
+ *      still keep PG_waiters up to date: it costs only their slow path);
+ *   3. take q->lock (a lookup), walk the queue: waiters of this page and bit
+ *      are unlinked to be woken.  For PG_locked the first exclusive waiter is
+ *      handed the lock: the waker sets PG_locked for it (test-and-set: if a
+ *      trylock barged in between step 1 and now, the waiter stays queued and
+ *      PG_waiters stays set, so the barger's unlock comes back here).  Later
+ *      exclusive waiters stay queued: no thundering herd.  Shared waiters of
+ *      the bit are all woken;
+ *   4. if no waiter of this page is left in the queue (other pages may have
+ *      some: the queues are shared), clear PG_waiters -- under q->lock, so a
+ *      waiter of the page is either still queued (and the bit stays) or
+ *      queues later (and sets it again).  This is the race of seed 001:
+ *      never clear the bit while a waiter of the page may still be queued;
+ *   5. drop q->lock, then store DONE in each unlinked waiter and FUTEX_WAKE
+ *      it if it went to sleep.
+ *
+ * No lost wake-up.  PG_waiters and the waited-for bit live in one atomic
+ * word, so the waiter's "set PG_waiters, then re-read the bit" and the
+ * waker's "clear the bit and read PG_waiters" (one RMW) are ordered by that
+ * word's modification order alone, no fence needed (the kernel needed
+ * smp_mb__after_atomic because its waitqueue_active was another word):
+ *   - waker's RMW after waiter's set: the waker sees PG_waiters, takes
+ *     q->lock and finds the waiter, queued before it set the bit;
+ *   - waker's RMW before waiter's set: the waiter's re-read, after its own
+ *     set, sees the bit clear and it does not sleep.
+ * PG_waiters cannot be cleared under a queued waiter (step 4), so the first
+ * case holds until the waiter is unlinked.  A waiter that is unlinked and
+ * marked DONE cannot miss the futex wake: it sleeps only with the word at
+ * SLEEPING, and the waker's exchange to DONE precedes its FUTEX_WAKE.
+ *
+ * Lifetime: a waiter lives on its thread's stack; once it sees DONE it may
+ * return and the stack is reused.  The waker reads nothing of it after its
+ * store of DONE except to pass its address to FUTEX_WAKE, which at worst
+ * wakes an unrelated futex sleeper at that address spuriously (every futex
+ * user tolerates that; glibc's mutexes rely on the same).  Waiters that
+ * never went to sleep cost the waker no system call.
+ *
+ * What "wait until the bit is clear" means: a shared waiter returns once it
+ * saw the bit clear or a clear of the bit woke it.  For PG_writeback it then
+ * re-checks and waits again if writeback was started anew (as the kernel's
+ * wait_on_page_writeback loops).  For PG_locked it does not: with hand-off
+ * the lock is usually owned again by the next waiter by the time a shared
+ * waiter runs, and looping would starve it (the kernel's SHARED behaviour).
+ * Callers of wait_on_page_locked test what they care about (PG_uptodate).
+ *
+ * Callers must not hold any queue lock (none is visible outside this file),
+ * and must not hold a lock that a page lock holder may take (internal.h:
+ * the page lock is outside the tree, bdi, lru and free locks) when they
+ * sleep in lock_page or wait_on_page_bit.
+ */
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum {
+	W_WAITING,	/* queued, not yet asleep */
+	W_SLEEPING,	/* queued, in (or entering) FUTEX_WAIT */
+	W_DONE,		/* unlinked by a waker: the wait is over */
+};
+
+struct pc_waiter {
+	struct pc_page *page;		/* read-only while queued */
+	int bit;			/* PG_locked or PG_writeback */
+	bool exclusive;			/* wants PG_locked handed to it */
+	_Atomic uint32_t state;		/* W_*; the futex word */
+	struct pc_waiter *prev, *next;	/* q->lock */
+};
+
+static struct pc_waitq *page_waitq(struct pc_pagewait *w,
+				   const struct pc_page *p)
+{
+	/* Fibonacci hashing of the address; pages are 8-byte aligned. */
+	uint64_t h = ((uint64_t)(uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull;
+
+	return &w->q[h >> (64 - PC_WAITQ_BITS)];
+}
+
+/* ------------------------------------------------------------------ */
+/* The queue: a doubly linked FIFO under q->lock.                      */
+
+/*
+ * Debug builds: q->lock is held.  pthreads cannot say by whom; trylock on
+ * a held default mutex is EBUSY (if it was free the assert aborts anyway).
+ */
+#define WAITQ_ASSERT_HELD(q) \
+	PC_ASSERT(pthread_mutex_trylock(&(q)->lock) == EBUSY)
+
+static void waitq_add_tail_locked(struct pc_waitq *q, struct pc_waiter *x)
+{
+	WAITQ_ASSERT_HELD(q);
+	x->next = NULL;
+	x->prev = q->tail;
+	if (q->tail)
+		q->tail->next = x;
+	else
+		q->head = x;
+	q->tail = x;
+}
+
+static void waitq_del_locked(struct pc_waitq *q, struct pc_waiter *x)
+{
+	WAITQ_ASSERT_HELD(q);
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		q->head = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	else
+		q->tail = x->prev;
+	x->prev = x->next = NULL;
+}
+
+static bool waitq_has_page_locked(const struct pc_waitq *q,
+				  const struct pc_page *p)
+{
+	for (const struct pc_waiter *x = q->head; x; x = x->next)
+		if (x->page == p)
+			return true;
+	return false;
+}
+
+/* Unlinked from its queue: clear PG_waiters unless another waiter remains. */
+static void waiters_update_locked(struct pc_waitq *q, struct pc_page *p)
+{
+	WAITQ_ASSERT_HELD(q);
+	if (page_test(p, PG_waiters) && !waitq_has_page_locked(q, p))
+		page_clear(p, PG_waiters);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sleeping and waking one waiter.                                     */
+
+static void waiter_sleep(struct pc_waiter *me)
+{
+	for (;;) {
+		uint32_t s = atomic_load_explicit(&me->state,
+						  memory_order_acquire);
+
+		if (s == W_DONE)
+			return;
+		if (s == W_WAITING &&
+		    !atomic_compare_exchange_strong_explicit(
+			    &me->state, &s, W_SLEEPING, memory_order_acquire,
+			    memory_order_acquire))
+			continue;	/* became DONE meanwhile */
+		/* Returns at once (EAGAIN) if the word is no longer SLEEPING;
+		 * EINTR and spurious wakes just go round again. */
+		syscall(SYS_futex, &me->state, FUTEX_WAIT_PRIVATE, W_SLEEPING,
+			NULL, NULL, 0);
+	}
+}
+
+/* The waiter was unlinked by the caller; after this it may be gone. */
+static void waiter_wake(struct pc_waiter *x)
+{
+	if (atomic_exchange_explicit(&x->state, W_DONE,
+				     memory_order_release) == W_SLEEPING)
+		syscall(SYS_futex, &x->state, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The wait and wake paths.                                            */
+
+/*
+ * Queue a waiter for @bit of @p and sleep until a waker is done with it.
+ * Exclusive (PG_locked only): returns owning the lock.  Shared: returns
+ * once the bit was clear (see the top of the file for PG_locked).
+ */
+static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
+				    int bit, bool exclusive)
+{
+	struct pc_waitq *q = page_waitq(w, p);
+	struct pc_waiter me = { .page = p, .bit = bit, .exclusive = exclusive };
+	bool done;
+
+	PC_ASSERT(!exclusive || bit == PG_locked);
+	for (;;) {
+		atomic_store_explicit(&me.state, W_WAITING,
+				      memory_order_relaxed);
+		pthread_mutex_lock(&q->lock);
+		waitq_add_tail_locked(q, &me);
+		page_set(p, PG_waiters);
+		/* The re-check, after PG_waiters is visible in the word. */
+		if (exclusive)
+			done = !page_test_set(p, PG_locked);
+		else
+			done = !page_test(p, bit);
+		if (done) {
+			waitq_del_locked(q, &me);
+			waiters_update_locked(q, p);
+		}
+		pthread_mutex_unlock(&q->lock);
+		if (done)
+			return;
+
+		waiter_sleep(&me);
+		if (exclusive || bit == PG_locked || !page_test(p, bit))
+			return;
+		/* Writeback started again before we ran: wait for it too. */
+	}
+}
+
+/*
+ * @bit of @p was just cleared and someone may wait for it: wake them.
+ * For PG_locked, hand the lock to the first exclusive waiter.
+ */
+static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
+{
+	struct pc_waitq *q = page_waitq(w, p);
+	struct pc_waiter *x, *next, *wake = NULL, **wake_tail = &wake;
+	bool handed = false, others = false;
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&q->lock);
+	atomic_fetch_add_explicit(&q->lookups, 1, memory_order_relaxed);
+	for (x = q->head; x; x = next) {
+		next = x->next;
+		if (x->page != p)
+			continue;
+		if (x->bit != bit) {
+			others = true;
+			continue;
+		}
+		if (x->exclusive) {
+			/* One hand-off; none if a trylock barged in. */
+			if (handed || page_test_set(p, PG_locked)) {
+				others = true;
+				continue;
+			}
+			handed = true;
+		}
+		waitq_del_locked(q, x);
+		*wake_tail = x;		/* x->next is NULL after the del */
+		wake_tail = &x->next;
+		n++;
+	}
+	if (!others && page_test(p, PG_waiters))
+		page_clear(p, PG_waiters);
+	if (n)
+		atomic_fetch_add_explicit(&q->wakeups, n, memory_order_relaxed);
+	pthread_mutex_unlock(&q->lock);
+
+	for (x = wake; x; x = next) {
+		next = x->next;	/* read before DONE: x may vanish after */
+		waiter_wake(x);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The interface (internal.h).                                         */
+
+void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
+{
+	w->waiters_bit = waiters_bit;
+	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
+		struct pc_waitq *q = &w->q[i];
+
+		pthread_mutex_init(&q->lock, NULL);
+		q->head = q->tail = NULL;
+		atomic_init(&q->lookups, 0);
+		atomic_init(&q->wakeups, 0);
+	}
+}
+
+/* No thread may be waiting any more. */
+void pc__pagewait_fini(struct pc_pagewait *w)
+{
+	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
+		PC_ASSERT(w->q[i].head == NULL && w->q[i].tail == NULL);
+		pthread_mutex_destroy(&w->q[i].lock);
+	}
+}
+
+bool pc__trylock_page(struct pc_page *p)
+{
+	/* Test before test-and-set: a failing trylock writes no line. */
+	if (page_test(p, PG_locked))
+		return false;
+	return !page_test_set(p, PG_locked);
+}
+
+void pc__lock_page(struct pc_pagewait *w, struct pc_page *p)
+{
+	if (!page_test_set(p, PG_locked))
+		return;
+	wait_on_page_bit_common(w, p, PG_locked, true);
+	PC_ASSERT(page_test(p, PG_locked));
+}
+
+void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p)
+{
+	uint32_t old = atomic_fetch_and_explicit(&p->flags,
+						 ~(1u << PG_locked),
+						 memory_order_acq_rel);
+
+	PC_ASSERT(old & (1u << PG_locked));
+	if (w->waiters_bit && !(old & (1u << PG_waiters)))
+		return;
+	wake_page_bit(w, p, PG_locked);
+}
+
+void pc__wait_on_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
+{
+	PC_ASSERT(bit == PG_locked || bit == PG_writeback);
+	if (!page_test(p, bit))
+		return;
+	wait_on_page_bit_common(w, p, bit, false);
+}
+
+void pc__end_page_writeback_bit(struct pc_pagewait *w, struct pc_page *p)
+{
+	uint32_t old = atomic_fetch_and_explicit(&p->flags,
+						 ~(1u << PG_writeback),
+						 memory_order_acq_rel);
+
+	PC_ASSERT(old & (1u << PG_writeback));
+	if (w->waiters_bit && !(old & (1u << PG_waiters)))
+		return;
+	wake_page_bit(w, p, PG_writeback);
+}
+
+uint64_t pc__pagewait_lookups(struct pc_pagewait *w)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < PC_NR_WAITQ; i++)
+		n += atomic_load_explicit(&w->q[i].lookups,
+					  memory_order_relaxed);
+	return n;
+}
+
+uint64_t pc__pagewait_wakeups(struct pc_pagewait *w)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < PC_NR_WAITQ; i++)
+		n += atomic_load_explicit(&w->q[i].wakeups,
+					  memory_order_relaxed);
+	return n;
+}

@@ -1,0 +1,122 @@
+/*
+ * trace_fmt.h - the trace file's on-disk structures, shared by the writer
+ * (src/trace.c) and the reader (tools/trace/reader.c, whose header comment
+ * documents the format in full), and trace.c's test knobs.
+ *
+ * Native byte order, fixed-size fields, no padding holes (the asserts
+ * below).  A file is: one header, then blocks, the last one the footer.
+ */
+#ifndef PC_TRACE_FMT_H
+#define PC_TRACE_FMT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PC_TRACE_MAGIC "PCTRACE"	/* 8 bytes with its NUL */
+#define PC_TRACE_VERSION 1
+#define PC_TRACE_BLOCK_MAGIC 0x42544350u	/* "PCTB" little-endian */
+#define PC_TRACE_NR_EVENTS 9	/* = PC_TR_NR_EVENTS of internal.h */
+
+enum pc_trace_block_type {
+	PC_TRACE_BLK_EVENTS = 1,	/* count records of one thread */
+	PC_TRACE_BLK_FOOTER = 2,	/* summary + count thread entries */
+};
+
+/* Insert reasons (arg of PC_TR_LRU_INSERT). */
+enum pc_trace_insert_reason {
+	PC_TRACE_INS_READ = 0,		/* new page, read by the program */
+	PC_TRACE_INS_WRITE = 1,		/* new page, written by the program */
+	PC_TRACE_INS_READAHEAD = 2,	/* new page, read ahead */
+	PC_TRACE_INS_REFAULT = 3,	/* new page whose shadow was found */
+	PC_TRACE_NR_INS
+};
+
+/* Eviction kinds (arg of PC_TR_EVICT). */
+enum pc_trace_evict_kind {
+	PC_TRACE_EV_RECLAIM = 0,	/* vmscan freed it (kswapd, direct) */
+	PC_TRACE_EV_DROPBEHIND = 1,	/* cache.stickiness dropped it */
+	PC_TRACE_EV_REMOVE = 2,		/* truncate, invalidate, DONTNEED */
+	PC_TRACE_EV_MIGRATE = 3,	/* NUMA balancing moved it away */
+	PC_TRACE_NR_EV
+};
+
+struct pc_trace_file_header {
+	char magic[8];			/* PC_TRACE_MAGIC */
+	uint32_t version;		/* PC_TRACE_VERSION */
+	uint32_t header_size;		/* sizeof this struct: 256 */
+	uint32_t record_size;		/* sizeof(struct pc_trace_rec): 32 */
+	uint32_t page_size;		/* 4096 */
+	uint32_t nr_nodes;
+	uint32_t frames_per_node;
+	uint64_t nr_frames;
+	uint64_t start_ns;		/* CLOCK_MONOTONIC at open */
+	uint64_t start_realtime_ns;	/* CLOCK_REALTIME at open */
+	uint32_t pid;
+	uint32_t nr_page_flags;		/* PG_nr_flags of the writer */
+	char note[192];			/* the cache's policies, text */
+};
+
+struct pc_trace_block {
+	uint32_t magic;			/* PC_TRACE_BLOCK_MAGIC */
+	uint16_t type;			/* enum pc_trace_block_type */
+	uint16_t reserved;
+	uint32_t tid;			/* events: the writing thread */
+	uint32_t count;			/* records, or footer thread entries */
+};
+
+struct pc_trace_rec {
+	uint64_t ts;			/* ns, CLOCK_MONOTONIC */
+	uint64_t index;			/* page index in its file */
+	uint32_t pfn;			/* frame number in the cache */
+	uint32_t mapping;		/* inode number folded to 32 bits; 0 none */
+	uint32_t arg;			/* per event: reason, distance, kind */
+	uint16_t flags;			/* page flags at the event (page.h) */
+	uint8_t event;			/* enum pc_trace_event */
+	uint8_t node;			/* node of the frame */
+};
+
+struct pc_trace_footer {
+	uint64_t events;		/* records written, all threads */
+	uint64_t lost;			/* events dropped, all threads */
+	uint64_t end_ns;		/* CLOCK_MONOTONIC at close */
+	uint64_t lost_unattributed;	/* dropped before a ring existed */
+};
+
+struct pc_trace_thread_stat {
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t events;		/* records of this thread in the file */
+	uint64_t lost;			/* dropped: its ring was full */
+};
+
+_Static_assert(sizeof(struct pc_trace_file_header) == 256, "header size");
+_Static_assert(sizeof(struct pc_trace_block) == 16, "block size");
+_Static_assert(sizeof(struct pc_trace_rec) == 32, "record size");
+_Static_assert(sizeof(struct pc_trace_footer) == 32, "footer size");
+_Static_assert(sizeof(struct pc_trace_thread_stat) == 24, "thread stat size");
+
+/* Fold an inode number into the record's 32-bit mapping field. */
+static inline uint32_t pc_trace_fold_ino(uint64_t ino)
+{
+	return (uint32_t)(ino ^ (ino >> 32));
+}
+
+/* ------------------------------------------------------------------ */
+/* trace.c's knobs, for tests.                                         */
+
+struct pc_cache;
+
+/* Records per ring for rings made from now on; a power of two >= 2. */
+extern _Atomic unsigned pc__trace_ring_records;
+#define PC_TRACE_RING_DEFAULT 16384u
+/* The event clock; tests set it before pc__trace_open and reset it after
+ * pc__trace_close (NULL: CLOCK_MONOTONIC). */
+extern uint64_t (*pc__trace_clock)(void);
+/* Stop (or restart) the drain thread's passes; pc__trace_flush still works. */
+void pc__trace_pause(struct pc_cache *c, bool paused);
+/* Drain every ring to the file now; returns records written. */
+uint64_t pc__trace_flush(struct pc_cache *c);
+/* Records waiting in the calling thread's ring of @c (0 if it has none). */
+unsigned pc__trace_ring_fill(struct pc_cache *c);
+
+#endif /* PC_TRACE_FMT_H */

@@ -1,0 +1,151 @@
+/*
+ * vmstat.c - counters named as /proc/vmstat names them.
+ *
+ * Event counters (pgscan_kswapd, pgpgin, ...) and the gauges that change on
+ * hot paths (nr_dirty, nr_writeback) live in shards:
+ *
+ *     shards[shard * nr_nodes + node].v[item]      (_Atomic uint64_t)
+ *
+ * A thread adds to the shard its context picked (pc__tctx: round-robin over
+ * PC_VMSTAT_SHARDS), so two threads rarely write one cache line; a reader
+ * sums the shards.  Gauges are kept as wrapping sums of signed deltas, so a
+ * shard may hold a "negative" value and only the sum is meaningful.  Adds
+ * are relaxed atomics: no lock, and TSan-clean.
+ *
+ * The gauges that a lock already protects are read from their owners
+ * instead: nr_free_pages (node free list), nr_inactive_file and
+ * nr_active_file (node LRU), nr_shadow_entries (cache), the dirty
+ * thresholds (writeback.c) and the wait-queue counters (pagewait.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const names[] = {
+#define PC_VM_NAME(n) #n,
+	PC_VMSTAT_ITEMS(PC_VM_NAME)
+#undef PC_VM_NAME
+};
+
+_Static_assert(sizeof(names) / sizeof(names[0]) == PC_NR_VMSTAT,
+	       "vmstat names and items out of step");
+
+int pc__vmstat_init(struct pc_vmstat *s, int nr_nodes)
+{
+	size_t n = (size_t)PC_VMSTAT_SHARDS * (size_t)nr_nodes;
+
+	s->nr_nodes = nr_nodes;
+	s->shards = aligned_alloc(64, n * sizeof(*s->shards));
+	if (!s->shards)
+		return -ENOMEM;
+	memset(s->shards, 0, n * sizeof(*s->shards));
+	return 0;
+}
+
+void pc__vmstat_fini(struct pc_vmstat *s)
+{
+	free(s->shards);
+	s->shards = NULL;
+}
+
+void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d)
+{
+	struct pc_tctx *t = pc__tctx(c);
+	unsigned shard = t ? t->shard : 0;
+
+	if (node < 0 || node >= c->nr_nodes)
+		node = 0;
+	atomic_fetch_add_explicit(
+		&c->stat.shards[shard * (unsigned)c->nr_nodes + (unsigned)node].v[i],
+		(uint64_t)d, memory_order_relaxed);
+}
+
+static uint64_t shard_sum(struct pc_cache *c, int node, enum pc_vmstat_item i)
+{
+	uint64_t sum = 0;
+
+	for (unsigned s = 0; s < PC_VMSTAT_SHARDS; s++)
+		sum += atomic_load_explicit(
+			&c->stat.shards[s * (unsigned)c->nr_nodes + (unsigned)node].v[i],
+			memory_order_relaxed);
+	return sum;
+}
+
+/* A gauge's value; wrapped negatives (racing deltas) read as 0. */
+static uint64_t gauge(uint64_t v)
+{
+	return (int64_t)v < 0 ? 0 : v;
+}
+
+uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
+{
+	struct pc_node *n = &c->nodes[node];
+
+	switch (i) {
+	case PC_VM_nr_free_pages:
+		return atomic_load(&n->nr_free);
+	case PC_VM_nr_inactive_file:
+		return atomic_load(&n->lru[PC_LRU_INACTIVE].nr);
+	case PC_VM_nr_active_file:
+		return atomic_load(&n->lru[PC_LRU_ACTIVE].nr);
+	case PC_VM_nr_file_pages:
+		return n->nr_frames - atomic_load(&n->nr_free);
+	case PC_VM_nr_dirty:
+	case PC_VM_nr_writeback:
+		return gauge(shard_sum(c, node, i));
+	case PC_VM_nr_shadow_entries:
+		return node == 0 ? atomic_load(&c->nr_shadows) : 0;
+	case PC_VM_nr_dirty_threshold:
+		return node == 0 ? atomic_load(&c->dirty_limit) : 0;
+	case PC_VM_nr_dirty_background_threshold:
+		return node == 0 ? atomic_load(&c->dirty_bg_limit) : 0;
+	case PC_VM_waitqueue_lookups:
+		return node == 0 ? pc__pagewait_lookups(&c->wait) : 0;
+	case PC_VM_waitqueue_wakeups:
+		return node == 0 ? pc__pagewait_wakeups(&c->wait) : 0;
+	default:
+		return shard_sum(c, node, i);
+	}
+}
+
+uint64_t pc__vmstat_sum(struct pc_cache *c, enum pc_vmstat_item i)
+{
+	uint64_t sum = 0;
+
+	for (int n = 0; n < c->nr_nodes; n++)
+		sum += pc__vmstat_node(c, n, i);
+	if (i == PC_VM_nr_dirty || i == PC_VM_nr_writeback)
+		sum = gauge(sum);
+	return sum;
+}
+
+PC_EXPORT const char *pc_vmstat_name(unsigned i)
+{
+	return i < PC_NR_VMSTAT ? names[i] : NULL;
+}
+
+PC_EXPORT int pc_vmstat(pc_cache *c, const char *name, uint64_t *value)
+{
+	int node = -1;
+
+	if (!c || !name || !value)
+		return -EINVAL;
+	if (strncmp(name, "node", 4) == 0) {
+		char *end;
+		long n = strtol(name + 4, &end, 10);
+
+		if (end == name + 4 || *end != '.' || n < 0 || n >= c->nr_nodes)
+			return -ENOENT;
+		node = (int)n;
+		name = end + 1;
+	}
+	for (unsigned i = 0; i < PC_NR_VMSTAT; i++) {
+		if (strcmp(names[i], name) != 0)
+			continue;
+		*value = node < 0 ? pc__vmstat_sum(c, i)
+				  : pc__vmstat_node(c, node, i);
+		return 0;
+	}
+	return -ENOENT;
+}

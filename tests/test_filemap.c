@@ -1,0 +1,461 @@
+/*
+ * test_filemap.c - the read and write paths against a reference model.
+ *
+ * Random pread/pwrite/ftruncate/fsync/close/reopen/fadvise sequences over
+ * several files and threads, every read checked against an in-memory model
+ * of each file; after each fsync the file read with plain read(2) must
+ * equal the model, with the exact size.  Budgets as small as 64 pages keep
+ * reclaim running all the time.  Each thread owns its files (the model is
+ * per file); a separate case has many threads on one file, in disjoint
+ * stripes.  Seeds are printed; PC_SEED=N replays.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "util.h"
+
+#define MAX_FILE (768 * 1024)
+
+struct model {
+	char path[600];
+	unsigned char *data;
+	size_t size;
+	pc_file *f;
+};
+
+struct run {
+	pc_cache *c;
+	uint64_t seed;
+	int id;
+	int nfiles;
+	int ops;
+	uint64_t frames;
+};
+
+static void check_pool(pc_cache *c, uint64_t frames)
+{
+	uint64_t free_pages, inactive, active;
+
+	assert_int_equal(pc_vmstat(c, "nr_free_pages", &free_pages), 0);
+	assert_int_equal(pc_vmstat(c, "nr_inactive_file", &inactive), 0);
+	assert_int_equal(pc_vmstat(c, "nr_active_file", &active), 0);
+	assert_true(free_pages <= frames);
+	assert_true(inactive + active <= frames);
+}
+
+static void check_disk(struct model *md)
+{
+	int fd = open(md->path, O_RDONLY);
+	unsigned char *buf = malloc(md->size + 1);
+	struct stat st;
+	ssize_t got;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	if ((size_t)st.st_size != md->size)
+		fail_msg("%s: size on disk %lld, model %zu", md->path,
+			 (long long)st.st_size, md->size);
+	got = pread(fd, buf, md->size + 1, 0);
+	assert_int_equal(got, (ssize_t)md->size);
+	if (memcmp(buf, md->data, md->size) != 0)
+		fail_msg("%s: disk content differs from the model", md->path);
+	free(buf);
+	close(fd);
+}
+
+static void do_read(struct model *md, uint64_t *rs)
+{
+	size_t off = tu_rand(rs) % (MAX_FILE + 4096);
+	size_t len = 1 + tu_rand(rs) % 40000;
+	unsigned char *buf = malloc(len);
+	size_t want = off >= md->size ? 0 : pc_min(len, md->size - off);
+	ssize_t got = pc_pread(md->f, buf, len, (off_t)off);
+
+	if (got != (ssize_t)want)
+		fail_msg("pread(%zu, %zu) = %zd, want %zu", off, len, got, want);
+	if (want && memcmp(buf, md->data + off, want) != 0) {
+		size_t i = 0;
+
+		while (buf[i] == md->data[off + i])
+			i++;
+		fail_msg("pread(%zu, %zu): byte %zu differs (%u != %u)", off,
+			 len, off + i, buf[i], md->data[off + i]);
+	}
+	free(buf);
+}
+
+static void do_write(struct model *md, uint64_t *rs)
+{
+	size_t off = tu_rand(rs) % MAX_FILE;
+	size_t len = 1 + tu_rand(rs) % pc_min(30000, MAX_FILE - off);
+	unsigned char *buf = malloc(len);
+
+	tu_pattern(buf, len, tu_rand(rs), off);
+	assert_int_equal(pc_pwrite(md->f, buf, len, (off_t)off), (ssize_t)len);
+	if (off > md->size)
+		memset(md->data + md->size, 0, off - md->size);
+	memcpy(md->data + off, buf, len);
+	if (off + len > md->size)
+		md->size = off + len;
+	free(buf);
+}
+
+static void do_truncate(struct model *md, uint64_t *rs)
+{
+	size_t len = tu_rand(rs) % MAX_FILE;
+
+	assert_int_equal(pc_ftruncate(md->f, (off_t)len), 0);
+	if (len > md->size)
+		memset(md->data + md->size, 0, len - md->size);
+	md->size = len;
+	assert_int_equal(pc_size(md->f), (off_t)len);
+}
+
+static void *random_worker(void *arg)
+{
+	struct run *r = arg;
+	uint64_t rs = r->seed * 7919 + (uint64_t)r->id + 1;
+	struct model *files = calloc((size_t)r->nfiles, sizeof(*files));
+
+	for (int i = 0; i < r->nfiles; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "model-%d-%d", r->id, i);
+		snprintf(files[i].path, sizeof(files[i].path), "%s", tu_path(name));
+		files[i].data = calloc(1, MAX_FILE + 4096);
+		assert_int_equal(pc_open(r->c, files[i].path, O_RDWR | O_CREAT | O_TRUNC,
+					 0644, &files[i].f), 0);
+	}
+	for (int op = 0; op < r->ops; op++) {
+		struct model *md = &files[tu_rand(&rs) % (uint64_t)r->nfiles];
+		unsigned k = (unsigned)(tu_rand(&rs) % 100);
+
+		if (k < 40) {
+			do_read(md, &rs);
+		} else if (k < 80) {
+			do_write(md, &rs);
+		} else if (k < 85) {
+			do_truncate(md, &rs);
+		} else if (k < 90) {
+			assert_int_equal(pc_fsync(md->f), 0);
+			check_disk(md);
+		} else if (k < 95) {
+			assert_int_equal(pc_close(md->f), 0);
+			assert_int_equal(pc_open(r->c, md->path, O_RDWR, 0, &md->f), 0);
+			assert_int_equal(pc_size(md->f), (off_t)md->size);
+		} else {
+			off_t off = (off_t)(tu_rand(&rs) % MAX_FILE);
+
+			assert_int_equal(pc_fadvise(md->f, off, 65536,
+						    POSIX_FADV_DONTNEED), 0);
+		}
+		if (op % 64 == 0)
+			check_pool(r->c, r->frames);
+	}
+	for (int i = 0; i < r->nfiles; i++) {
+		assert_int_equal(pc_fsync(files[i].f), 0);
+		check_disk(&files[i]);
+		do_read(&files[i], &rs);
+		assert_int_equal(pc_close(files[i].f), 0);
+		free(files[i].data);
+	}
+	free(files);
+	return NULL;
+}
+
+static void random_run(const char *name, const char *config, int threads,
+		       int nfiles, int ops)
+{
+	uint64_t seed = tu_seed(name);
+	pthread_t tid[16];
+	struct run runs[16];
+	pc_cache *c;
+
+	assert_int_equal(pc_cache_create(&c, config), 0);
+	for (int t = 0; t < threads; t++) {
+		runs[t] = (struct run){ .c = c, .seed = seed, .id = t,
+					.nfiles = nfiles, .ops = ops,
+					.frames = c->nr_frames };
+		pthread_create(&tid[t], NULL, random_worker, &runs[t]);
+	}
+	for (int t = 0; t < threads; t++)
+		pthread_join(tid[t], NULL);
+	check_pool(c, c->nr_frames);
+	{
+		static const char *const show[] = {
+			"pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd",
+			"pgsteal_direct", "allocstall", "pgpgin", "pgpgout",
+			"balance_dirty_pages_pauses", "balance_dirty_pages_pause_ms",
+			"workingset_refault_file", "kswapd_throttle", NULL };
+
+		for (int i = 0; show[i]; i++) {
+			uint64_t v;
+
+			pc_vmstat(c, show[i], &v);
+			printf("  %s %llu", show[i], (unsigned long long)v);
+		}
+		printf("\n");
+	}
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+static void test_random_tiny_budget(void **state)
+{
+	(void)state;
+	random_run("random_tiny_budget", "memory=256K", 1, 3, 3000);
+}
+
+static void test_random_threads(void **state)
+{
+	(void)state;
+	random_run("random_threads", "memory=512K", 4, 2, 1500);
+}
+
+static void test_random_nodes(void **state)
+{
+	(void)state;
+	random_run("random_nodes", "memory=1M nodes=4", 3, 2, 1500);
+}
+
+static void test_random_sync_io(void **state)
+{
+	(void)state;
+	random_run("random_sync_io", "memory=256K io=sync", 2, 2, 1500);
+}
+
+static void test_random_policies_off(void **state)
+{
+	(void)state;
+	random_run("random_policies_off",
+		   "memory=512K reclaim.batch_remove=off lru.deferred_activation=off "
+		   "page.waiters_bit=off readahead.single_marker=off cache.stickiness=off "
+		   "reclaim.kswapd=off", 2, 2, 1500);
+}
+
+/* Many threads, one file, disjoint stripes: each checks its own. */
+struct stripe {
+	pc_file *f;
+	int id;
+	uint64_t seed;
+};
+
+#define STRIPE 20000
+#define NSTRIPES 6
+
+static void *stripe_worker(void *arg)
+{
+	struct stripe *s = arg;
+	uint64_t rs = s->seed + (uint64_t)s->id;
+	unsigned char model[STRIPE] = { 0 }, buf[STRIPE];
+	off_t base = (off_t)s->id * STRIPE;
+
+	for (int i = 0; i < 800; i++) {
+		size_t off = tu_rand(&rs) % STRIPE;
+		size_t len = 1 + tu_rand(&rs) % (STRIPE - off);
+
+		if (tu_rand(&rs) & 1) {
+			tu_pattern(buf, len, tu_rand(&rs), off);
+			assert_int_equal(pc_pwrite(s->f, buf, len, base + (off_t)off),
+					 (ssize_t)len);
+			memcpy(model + off, buf, len);
+		} else {
+			ssize_t got = pc_pread(s->f, buf, len, base + (off_t)off);
+
+			/* Bytes past EOF: the file may not reach us yet. */
+			if (got > 0 && memcmp(buf, model + off, (size_t)got) != 0)
+				fail_msg("stripe %d: content differs at %zu", s->id, off);
+		}
+	}
+	return NULL;
+}
+
+static void test_one_file_many_threads(void **state)
+{
+	uint64_t seed = tu_seed("one_file_many_threads");
+	pthread_t tid[NSTRIPES];
+	struct stripe s[NSTRIPES];
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=256K"), 0);
+	assert_int_equal(pc_open(c, tu_path("stripes"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	for (int i = 0; i < NSTRIPES; i++) {
+		s[i] = (struct stripe){ .f = f, .id = i, .seed = seed };
+		pthread_create(&tid[i], NULL, stripe_worker, &s[i]);
+	}
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_join(tid[i], NULL);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/* Small unaligned writes, exact sizes, appends, sync opens. */
+static void test_exact_sizes(void **state)
+{
+	const char *path = tu_path("sizes");
+	unsigned char buf[5000];
+	pc_cache *c;
+	pc_file *f;
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	memset(buf, 'a', sizeof(buf));
+	assert_int_equal(pc_pwrite(f, buf, 1024, 3000), 1024);
+	assert_int_equal(pc_size(f), 4024);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 4024);
+	assert_int_equal(pc_pread(f, buf, sizeof(buf), 0), 4024);
+	for (int i = 0; i < 3000; i++)
+		assert_int_equal(buf[i], 0);
+	assert_int_equal(buf[3000], 'a');
+	assert_int_equal(pc_close(f), 0);
+
+	assert_int_equal(pc_open(c, path, O_WRONLY | O_APPEND, 0, &f), 0);
+	assert_int_equal(pc_pwrite(f, "xyz", 3, 0), 3);	/* appends */
+	assert_int_equal(pc_size(f), 4027);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 4027);	/* exact at close */
+
+	assert_int_equal(pc_open(c, path, O_RDWR | O_DSYNC, 0, &f), 0);
+	assert_int_equal(pc_pwrite(f, "Q", 1, 10000), 1);
+	{	/* O_DSYNC: on disk before pwrite returned */
+		int fd = open(path, O_RDONLY);
+		char q = 0;
+
+		assert_int_equal(pread(fd, &q, 1, 10000), 1);
+		assert_int_equal(q, 'Q');
+		close(fd);
+	}
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 10001);
+}
+
+/* Destroy writes everything back; a reopened cache reads it. */
+static void test_destroy_writes_back(void **state)
+{
+	const char *path = tu_path("destroy");
+	static unsigned char buf[300000], back[300000];
+	pc_cache *c;
+	pc_file *f;
+	int fd;
+
+	(void)state;
+	tu_pattern(buf, sizeof(buf), 42, 0);
+	assert_int_equal(pc_cache_create(&c, "memory=4M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(pc_close(f), 0);	/* pages stay cached, dirty */
+	assert_int_equal(pc_cache_destroy(c), 0);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(read(fd, back, sizeof(back)), (ssize_t)sizeof(buf));
+	close(fd);
+	assert_memory_equal(buf, back, sizeof(buf));
+}
+
+/* Zero copy: pinned pages hold the data and survive reclaim. */
+static void test_get_page(void **state)
+{
+	const char *path = tu_path("zerocopy");
+	static unsigned char buf[64 * 4096];
+	pc_cache *c;
+	pc_file *f;
+	pc_page *pin, *p;
+	uint64_t allocfail0, allocfail1;
+
+	(void)state;
+	tu_pattern(buf, sizeof(buf), 7, 0);
+	assert_int_equal(pc_cache_create(&c, "memory=128K"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(pc_get_page(f, 5, 0, &pin), 0);
+	assert_memory_equal(pc_page_data(pin), buf + 5 * 4096, 4096);
+	/* Stream the whole file twice: the pinned page must stay put. */
+	for (int round = 0; round < 2; round++)
+		for (uint64_t i = 0; i < 64; i++) {
+			assert_int_equal(pc_get_page(f, i, 0, &p), 0);
+			assert_memory_equal(pc_page_data(p), buf + i * 4096, 4096);
+			pc_put_page(p);
+		}
+	assert_memory_equal(pc_page_data(pin), buf + 5 * 4096, 4096);
+	pc_put_page(pin);
+	assert_int_equal(pc_get_page(f, 64, 0, &p), -ENXIO);
+	assert_int_equal(pc_get_page(f, 0, 0x80, &p), -EINVAL);
+	assert_int_equal(pc_vmstat(c, "allocfail", &allocfail0), 0);
+	/* NOWAIT on a page not cached: -EAGAIN, nothing read. */
+	assert_int_equal(pc_fadvise(f, 0, 0, POSIX_FADV_DONTNEED), 0);
+	assert_int_equal(pc_get_page(f, 3, PC_GET_NOWAIT, &p), -EAGAIN);
+	assert_int_equal(pc_vmstat(c, "allocfail", &allocfail1), 0);
+	assert_int_equal(allocfail0, allocfail1);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/* Every frame pinned: allocation fails with -ENOMEM, after a bounded wait. */
+static void test_all_pinned_enomem(void **state)
+{
+	const char *path = tu_path("pinned");
+	static unsigned char buf[40 * 4096];
+	pc_page *pins[40];
+	pc_cache *c;
+	pc_file *f;
+	unsigned n = 0;
+	ssize_t r;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=64K"), 0);	/* 16 frames */
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(pc_fsync(f), 0);
+	for (uint64_t i = 0; i < 40 && n < 40; i++) {
+		int e = pc_get_page(f, i, 0, &pins[n]);
+
+		if (e == -ENOMEM)
+			break;
+		assert_int_equal(e, 0);
+		n++;
+	}
+	assert_true(n <= 16);
+	r = pc_pread(f, buf, 4096, 39 * 4096);
+	if (n == 16)
+		assert_int_equal(r, -ENOMEM);
+	while (n)
+		pc_put_page(pins[--n]);
+	assert_int_equal(pc_pread(f, buf, 4096, 39 * 4096), 4096);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_sizes),
+		cmocka_unit_test(test_destroy_writes_back),
+		cmocka_unit_test(test_get_page),
+		cmocka_unit_test(test_all_pinned_enomem),
+		cmocka_unit_test(test_random_tiny_budget),
+		cmocka_unit_test(test_random_threads),
+		cmocka_unit_test(test_random_nodes),
+		cmocka_unit_test(test_random_sync_io),
+		cmocka_unit_test(test_random_policies_off),
+		cmocka_unit_test(test_one_file_many_threads),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
