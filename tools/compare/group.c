@@ -1,0 +1,619 @@
+/*
+ * group.c - which set and which case each result belongs to, and the
+ * samples of every metric per case and set.
+ *
+ * Sets (the columns).  A result's set is its "label" when it has one;
+ * otherwise its engine if engines differ among the results, its config if
+ * configs differ, "engine+config" if both do.  When that would put runs
+ * from different RESULT arguments into the same column of the same case
+ * (`compare before/ after/`, both with the same engines), the argument
+ * becomes part of the set: "before" (or "before:kernel" when the content
+ * also differs).  Sets are ordered by first appearance; set 0 is the base.
+ *
+ * Cases (the rows).  A case is a workload plus the parameters that tell
+ * its runs apart: a parameter is part of the case when two runs of the
+ * same workload *in the same set* have different values of it (aim7's
+ * task, seq-write's nodes).  A parameter that only differs between sets
+ * (a different budget in an older run) is a property of the set: the runs
+ * still face each other, and a note says so.
+ *
+ * Metrics.  The "metrics" of the repetitions in order of first appearance
+ * (the bench tool writes the headline first), then the "vmstat" deltas as
+ * "vmstat.NAME".
+ * Direction: the headline's, else "directions", else lower-is-better for
+ * names containing latency, seconds or time, higher otherwise.
+ *
+ * Single-threaded; everything allocated here is freed by pc__cmp_db_free.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+int pc__cmp_note(struct pc_cmp_db *db, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->nnote; i++) {
+		if (!strcmp(db->note[i], s)) {	/* say it once */
+			free(s);
+			return 0;
+		}
+	}
+	if (db->nnote == db->notecap) {
+		size_t cap = db->notecap ? 2 * db->notecap : 8;
+		char **p = realloc(db->note, cap * sizeof(*p));
+
+		if (!p) {
+			free(s);
+			return -ENOMEM;
+		}
+		db->note = p;
+		db->notecap = cap;
+	}
+	db->note[db->nnote++] = s;
+	return 0;
+}
+
+const struct pc_cmp_metric *pc__cmp_headline(const struct pc_cmp_case *c)
+{
+	for (size_t i = 0; i < c->nmetric; i++)
+		if (c->metric[i].headline)
+			return &c->metric[i];
+	return NULL;
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* ---- sets ---- */
+
+static char *content_key(const struct pc_cmp_db *db,
+			 const struct pc_cmp_result *r)
+{
+	bool engines = false, configs = false;
+	char *s;
+
+	if (r->label)
+		return strdup(r->label);
+	for (size_t i = 1; i < db->nres; i++) {
+		engines |= !streq(db->res[i]->engine, db->res[0]->engine);
+		configs |= !streq(db->res[i]->config, db->res[0]->config);
+	}
+	if (configs && r->config && *r->config) {
+		if (!engines)
+			return strdup(r->config);
+		if (asprintf(&s, "%s+%s", r->engine, r->config) < 0)
+			return NULL;
+		return s;
+	}
+	return strdup(r->engine);
+}
+
+static void free_sets(struct pc_cmp_db *db)
+{
+	for (size_t i = 0; i < db->nset; i++)
+		free(db->set[i]);
+	free(db->set);
+	db->set = NULL;
+	db->nset = 0;
+}
+
+/* Take names[i] as the set of res[i]; names are consumed. */
+static int assign_sets(struct pc_cmp_db *db, char **names)
+{
+	int rc = 0;
+
+	db->set = calloc(db->nres ? db->nres : 1, sizeof(*db->set));
+	if (!db->set)
+		rc = -ENOMEM;
+	for (size_t i = 0; i < db->nres; i++) {
+		size_t s;
+
+		if (rc || !names[i]) {
+			rc = -ENOMEM;
+			free(names[i]);
+			continue;
+		}
+		for (s = 0; s < db->nset; s++)
+			if (!strcmp(db->set[s], names[i]))
+				break;
+		if (s == db->nset)
+			db->set[db->nset++] = names[i];
+		else
+			free(names[i]);
+		db->res[i]->set = (int)s;
+	}
+	return rc;
+}
+
+/* ---- cases ---- */
+
+static void free_cases(struct pc_cmp_db *db)
+{
+	for (size_t i = 0; i < db->ncase; i++) {
+		free(db->kase[i].key);
+		free(db->kase[i].name);
+	}
+	free(db->kase);
+	db->kase = NULL;
+	db->ncase = 0;
+}
+
+/* The value of a parameter as JSON text, "-" when absent. */
+static char *param_json(const struct pc_cmp_result *r, const char *k)
+{
+	json_t *v = json_object_get(r->params, k);
+
+	return v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : strdup("-");
+}
+
+static char *param_text(const struct pc_cmp_result *r, const char *k)
+{
+	json_t *v = json_object_get(r->params, k);
+
+	if (json_is_string(v))
+		return strdup(json_string_value(v));
+	return param_json(r, k);
+}
+
+static bool param_differs(const struct pc_cmp_result *a,
+			  const struct pc_cmp_result *b, const char *k)
+{
+	json_t *x = json_object_get(a->params, k);
+	json_t *y = json_object_get(b->params, k);
+
+	return !(x == y || (x && y && json_equal(x, y)));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The sorted union of the parameter names of the runs of one workload. */
+static const char **param_names(const struct pc_cmp_db *db, const char *w,
+				size_t *n)
+{
+	const char **k = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < db->nres; i++) {
+		const char *name;
+		json_t *v;
+
+		if (strcmp(db->res[i]->workload, w))
+			continue;
+		json_object_foreach(db->res[i]->params, name, v) {
+			size_t j;
+
+			for (j = 0; j < *n && strcmp(k[j], name); j++)
+				;
+			if (j < *n)
+				continue;
+			if (*n == cap) {
+				const char **p;
+
+				cap = cap ? 2 * cap : 16;
+				p = realloc(k, cap * sizeof(*k));
+				if (!p) {
+					free(k);
+					*n = 0;
+					return NULL;
+				}
+				k = p;
+			}
+			k[(*n)++] = name;
+		}
+	}
+	if (*n)
+		qsort(k, *n, sizeof(*k), cmp_str);
+	return k;
+}
+
+static int case_of(struct pc_cmp_db *db, char *key, char *name, const char *w)
+{
+	for (size_t i = 0; i < db->ncase; i++) {
+		if (!strcmp(db->kase[i].key, key)) {
+			free(key);
+			free(name);
+			return (int)i;
+		}
+	}
+	db->kase[db->ncase] = (struct pc_cmp_case){
+		.key = key, .name = name, .workload = w,
+	};
+	return (int)db->ncase++;
+}
+
+/* Cases of workload w; notes the parameters that differ only by set. */
+static int cases_of_workload(struct pc_cmp_db *db, const char *w)
+{
+	size_t nk;
+	const char **k = param_names(db, w, &nk);
+	int rc = 0;
+
+	for (size_t p = 0; p < nk; p++) {
+		bool in_set = false, across = false;
+
+		for (size_t i = 0; i < db->nres; i++) {
+			const struct pc_cmp_result *a = db->res[i];
+
+			if (strcmp(a->workload, w))
+				continue;
+			for (size_t j = i + 1; j < db->nres; j++) {
+				const struct pc_cmp_result *b = db->res[j];
+
+				if (strcmp(b->workload, w) ||
+				    !param_differs(a, b, k[p]))
+					continue;
+				if (a->set == b->set)
+					in_set = true;
+				else
+					across = true;
+			}
+		}
+		if (!in_set) {
+			if (across)
+				pc__cmp_note(db, "%s: parameter \"%s\" differs "
+					     "between sets; the runs are set "
+					     "against each other anyway", w, k[p]);
+			k[p] = NULL;	/* not a case parameter */
+		}
+	}
+	for (size_t i = 0; i < db->nres && !rc; i++) {
+		struct pc_cmp_result *r = db->res[i];
+		char *key = NULL, *name = NULL;
+		size_t klen = 0, nlen = 0;
+		FILE *fk, *fn;
+		bool first = true;
+
+		if (strcmp(r->workload, w))
+			continue;
+		fk = open_memstream(&key, &klen);
+		fn = open_memstream(&name, &nlen);
+		if (!fk || !fn) {
+			if (fk)
+				fclose(fk);
+			if (fn)
+				fclose(fn);
+			free(key);
+			free(name);
+			free(k);
+			return -ENOMEM;
+		}
+		fprintf(fk, "%s\n", w);
+		fputs(w, fn);
+		for (size_t p = 0; p < nk; p++) {
+			char *js, *tx;
+
+			if (!k[p])
+				continue;
+			js = param_json(r, k[p]);
+			tx = param_text(r, k[p]);
+			fprintf(fk, "%s=%s\n", k[p], js ? js : "?");
+			fprintf(fn, "%s%s=%s", first ? "/" : ",", k[p],
+				tx ? tx : "?");
+			first = false;
+			free(js);
+			free(tx);
+		}
+		fclose(fk);
+		fclose(fn);
+		r->kase = case_of(db, key, name, w);
+	}
+	free(k);
+	return rc;
+}
+
+static int build_cases(struct pc_cmp_db *db)
+{
+	int rc = 0;
+
+	db->kase = calloc(db->nres ? db->nres : 1, sizeof(*db->kase));
+	if (!db->kase)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->nres && !rc; i++) {
+		bool done = false;
+
+		for (size_t j = 0; j < i; j++)
+			done |= !strcmp(db->res[j]->workload, db->res[i]->workload);
+		if (!done)
+			rc = cases_of_workload(db, db->res[i]->workload);
+	}
+	return rc;
+}
+
+/* Runs from different arguments landing in the same set and case? */
+static bool args_collide(const struct pc_cmp_db *db)
+{
+	for (size_t i = 0; i < db->nres; i++)
+		for (size_t j = i + 1; j < db->nres; j++)
+			if (db->res[i]->arg != db->res[j]->arg &&
+			    db->res[i]->set == db->res[j]->set &&
+			    db->res[i]->kase == db->res[j]->kase)
+				return true;
+	return false;
+}
+
+static char *arg_name(const char *path)
+{
+	char *s = strdup(path);
+	size_t n = s ? strlen(s) : 0;
+
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = 0;
+	return s;
+}
+
+/* ---- metrics ---- */
+
+static bool lower_by_name(const char *name)
+{
+	return strstr(name, "latency") || strstr(name, "seconds") ||
+	       strstr(name, "time");
+}
+
+static struct pc_cmp_metric *metric_get(struct pc_cmp_db *db,
+					struct pc_cmp_case *c,
+					const struct pc_cmp_result *r,
+					const char *name, bool vmstat)
+{
+	struct pc_cmp_metric *m;
+	json_t *dir;
+
+	for (size_t i = 0; i < c->nmetric; i++)
+		if (!strcmp(c->metric[i].name, name))
+			return &c->metric[i];
+	if (c->nmetric == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 8;
+
+		m = realloc(c->metric, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		c->metric = m;
+		c->cap = cap;
+	}
+	m = &c->metric[c->nmetric];
+	*m = (struct pc_cmp_metric){ .vmstat = vmstat };
+	m->name = strdup(name);
+	m->per_set = calloc(db->nset, sizeof(*m->per_set));
+	if (!m->name || !m->per_set) {
+		free(m->name);
+		free(m->per_set);
+		return NULL;
+	}
+	m->headline = !vmstat && r->headline && !strcmp(name, r->headline);
+	dir = vmstat ? NULL : json_object_get(r->directions, name);
+	if (m->headline)
+		m->higher = r->higher;
+	else if (json_is_boolean(dir))
+		m->higher = json_is_true(dir);
+	else
+		m->higher = !lower_by_name(name);
+	m->pct = name[0] && name[strlen(name) - 1] == '%';
+	c->nmetric++;
+	return m;
+}
+
+static int vals_add(struct pc_cmp_vals *v, double x)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 8;
+		double *p = realloc(v->v, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		v->v = p;
+		v->cap = cap;
+	}
+	v->v[v->n++] = x;
+	return 0;
+}
+
+static int add_object(struct pc_cmp_db *db, struct pc_cmp_case *c,
+		      const struct pc_cmp_result *r, json_t *obj, bool vmstat)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach(obj, key, val) {
+		struct pc_cmp_metric *m;
+		char *name = NULL;
+
+		if (!json_is_number(val))
+			continue;	/* reported by load.c */
+		if (vmstat && asprintf(&name, "vmstat.%s", key) < 0)
+			return -ENOMEM;
+		m = metric_get(db, c, r, vmstat ? name : key, vmstat);
+		free(name);
+		if (!m || vals_add(&m->per_set[r->set], json_number_value(val)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int fill(struct pc_cmp_db *db)
+{
+	for (size_t i = 0; i < db->ncase; i++) {
+		struct pc_cmp_case *c = &db->kase[i];
+
+		c->status = calloc(db->nset, sizeof(*c->status));
+		c->reason = calloc(db->nset, sizeof(*c->reason));
+		if (!c->status || !c->reason)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < db->nres; i++) {
+		const struct pc_cmp_result *r = db->res[i];
+		struct pc_cmp_case *c = &db->kase[r->kase];
+		size_t j;
+		json_t *rep;
+		bool ok = !strcmp(r->status, "ok");
+
+		if (!c->status[r->set] || ok) {
+			c->status[r->set] = r->status;
+			c->reason[r->set] = r->reason;
+		}
+		if (!ok)
+			continue;
+		json_array_foreach(r->reps, j, rep) {
+			if (add_object(db, c, r, json_object_get(rep, "metrics"),
+				       false) ||
+			    add_object(db, c, r, json_object_get(rep, "vmstat"),
+				       true))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* ---- notes ---- */
+
+static const char *opt_or(const char *s)
+{
+	return s && *s ? s : "?";
+}
+
+static void machine_line(struct pc_cmp_db *db, const struct pc_cmp_result *r)
+{
+	json_t *m = json_object_get(r->root, "machine");
+	json_t *mem = json_object_get(m, "memory");
+
+	pc__cmp_note(db, "machine %s: %s, %lld cores, %.1f GiB, kernel %s, "
+		     "%s on %s (first seen in %s)",
+		     opt_or(json_string_value(json_object_get(m, "hostname"))),
+		     opt_or(json_string_value(json_object_get(m, "cpu"))),
+		     (long long)json_integer_value(json_object_get(m, "cores")),
+		     json_number_value(mem) / (1024.0 * 1024 * 1024),
+		     opt_or(json_string_value(json_object_get(m, "kernel"))),
+		     opt_or(json_string_value(json_object_get(m, "fs"))),
+		     opt_or(json_string_value(json_object_get(m, "device"))),
+		     r->path);
+}
+
+static void notes(struct pc_cmp_db *db)
+{
+	size_t nw = 0, nm = 0;
+	char *ws = NULL;
+	size_t wlen = 0;
+	FILE *f = open_memstream(&ws, &wlen);
+
+	for (size_t i = 0; i < db->nres; i++) {
+		const struct pc_cmp_result *r = db->res[i];
+		bool wseen = false, mseen = !r->machine;
+
+		for (size_t j = 0; j < i; j++) {
+			wseen |= !strcmp(db->res[j]->workload, r->workload);
+			mseen |= db->res[j]->machine &&
+				 !strcmp(db->res[j]->machine, r->machine);
+		}
+		if (!wseen && f)
+			fprintf(f, "%s%s", nw++ ? ", " : "", r->workload);
+		if (!mseen)
+			nm++;
+	}
+	if (f)
+		fclose(f);
+	if (nw > 1)
+		pc__cmp_note(db, "the results mix %zu workloads (%s); each case "
+			     "is compared only with itself", nw, ws ? ws : "");
+	free(ws);
+	if (nm > 1) {
+		pc__cmp_note(db, "the results come from %zu different machines:",
+			     nm);
+		for (size_t i = 0; i < db->nres; i++) {
+			bool seen = !db->res[i]->machine;
+
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = db->res[j]->machine &&
+				       !strcmp(db->res[j]->machine,
+					       db->res[i]->machine);
+			if (!seen)
+				machine_line(db, db->res[i]);
+		}
+	}
+	if (db->nset == 1)
+		pc__cmp_note(db, "one set only (%s): nothing to compare against, "
+			     "every line is shown", db->set[0]);
+	for (size_t i = 0; i < db->nres; i++) {
+		const struct pc_cmp_result *r = db->res[i];
+		const char *set = db->set[r->set];
+		const char *cname = db->kase[r->kase].name;
+		size_t same = 0;
+
+		if (strcmp(r->status, "ok"))
+			pc__cmp_note(db, "%s on %s: %s%s%s", cname, set,
+				     r->status, r->reason && *r->reason ? ": " : "",
+				     r->reason ? r->reason : "");
+		if (r->partial)
+			pc__cmp_note(db, "%s: a partial (interrupted) run; its "
+				     "repetitions are used", r->path);
+		if (r->unconstrained)
+			pc__cmp_note(db, "%s: %s ran without its memory limit "
+				     "(no cgroup)", r->path, r->engine);
+		for (size_t j = 0; j < db->nres; j++)
+			same += db->res[j]->set == r->set &&
+				db->res[j]->kase == r->kase;
+		if (same > 1)
+			pc__cmp_note(db, "%s on %s: %zu result files merged",
+				     cname, set, same);
+	}
+}
+
+int pc__cmp_group(struct pc_cmp_db *db, char *const *paths)
+{
+	char **names = calloc(db->nres ? db->nres : 1, sizeof(*names));
+	bool same_content = true;
+	int rc;
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->nres; i++)
+		names[i] = content_key(db, db->res[i]);
+	for (size_t i = 1; i < db->nres; i++)
+		same_content &= names[i] && names[0] &&
+				!strcmp(names[i], names[0]);
+	rc = assign_sets(db, names);
+	if (!rc)
+		rc = build_cases(db);
+	if (!rc && args_collide(db)) {
+		free_cases(db);
+		free_sets(db);
+		for (size_t i = 0; i < db->nres; i++) {
+			const struct pc_cmp_result *r = db->res[i];
+			char *arg = arg_name(paths[r->arg]);
+			char *content = content_key(db, r);
+
+			names[i] = NULL;
+			if (arg && content && same_content)
+				names[i] = arg;
+			else if (arg && content &&
+				 asprintf(&names[i], "%s:%s", arg, content) < 0)
+				names[i] = NULL;
+			if (names[i] != arg)
+				free(arg);
+			free(content);
+		}
+		rc = assign_sets(db, names);
+		if (!rc)
+			rc = build_cases(db);
+	}
+	free(names);
+	if (!rc)
+		rc = fill(db);
+	if (!rc)
+		notes(db);
+	return rc;
+}

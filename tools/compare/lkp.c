@@ -1,0 +1,325 @@
+/*
+ * lkp.c - the LKP table: one column per set, the base first, one line per
+ * case and metric, GEO-MEAN lines at the end.
+ *
+ *           kernel                   pagecache      <- set names
+ *   ---------------- ---------------------------
+ *            %stddev     %change         %stddev
+ *                \           |               \
+ *       484435 ±  3%     -13.3%     420004        aim7.jobs-per-min
+ *   |<--- 16 ----->| |<----------- 28 ---------->|
+ *    value   spread  change     value   spread     case.metric
+ *
+ * Every number comes from stats.c: %change = 100 (mean - mean_base) /
+ * mean_base (the difference itself for a metric named "...%", printed
+ * without a % sign); "± N%" is 100 sigma / mean with the population sigma,
+ * printed only when above 2%.  A line is printed when some set's change
+ * against the base is real (pc__stats_real_change), or always with --all
+ * or when there is one set only.  A set without a run of the case leaves
+ * its column blank; a run that could not be done says "n/a" (or "error")
+ * on the headline line.
+ *
+ * GEO-MEAN: for each metric (not the vmstat counters) found in two cases
+ * or more, exp(mean ln v) of the case means per set.  Every column must
+ * average the same cases, so a zero is not skipped in one column only: a
+ * case with a mean <= 0 in any set (or no run in the base) is left out of
+ * every column, and a set that has no run of some remaining case gets no
+ * GEO-MEAN (blank) rather than one over fewer cases.  A line under the
+ * GEO-MEAN names what was left out.
+ *
+ * Reads the db only; writes to out.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "stats.h"
+
+#define W_BASE 16	/* value 10 + spread 6 */
+#define W_SET 28	/* space + change 10 + space + value 10 + spread 6 */
+
+const char *pc__cmp_fmt_value(double v, char *buf)
+{
+	double a = fabs(v);
+
+	if (isnan(v))
+		snprintf(buf, 32, "n/a");
+	else if (isinf(v))
+		snprintf(buf, 32, "%sinf", v < 0 ? "-" : "");
+	else if (a >= 1e10)
+		snprintf(buf, 32, "%.3e", v);
+	else if (a >= 1000 || fabs(v - round(v)) < 1e-9 * (a > 1 ? a : 1))
+		snprintf(buf, 32, "%.0f", v);
+	else if (a >= 1)
+		snprintf(buf, 32, "%.2f", v);
+	else
+		snprintf(buf, 32, "%.3g", v);
+	return buf;
+}
+
+const char *pc__cmp_fmt_change(double change, bool absolute, char *buf)
+{
+	if (isnan(change))
+		snprintf(buf, 32, "n/a");
+	else if (isinf(change))
+		snprintf(buf, 32, "%sinf", change < 0 ? "-" : "+");
+	else if (absolute)
+		snprintf(buf, 32, fabs(change) < 1 ? "%+.2f" : "%+.1f", change);
+	else
+		snprintf(buf, 32, "%+.1f%%", change);
+	return buf;
+}
+
+static const char *fmt_spread(double cv, char *buf)
+{
+	if (!(cv > 2))		/* also NaN */
+		snprintf(buf, 32, "      ");
+	else if (cv < 99.5)
+		snprintf(buf, 32, " ± %2.0f%%", cv);
+	else
+		snprintf(buf, 32, " ±%3.0f%%", cv > 999 ? 999 : cv);
+	return buf;
+}
+
+/* One column's content on one line. */
+struct cell {
+	const char *text;	/* instead of a value ("n/a"), or NULL */
+	size_t n;		/* 0: blank unless text */
+	double mean, cv;
+};
+
+static void print_line(const struct pc_cmp_db *db, const struct cell *cells,
+		       bool absolute, const char *label, FILE *out)
+{
+	char v[32], s[32], ch[32];
+
+	for (size_t i = 0; i < db->nset; i++) {
+		const struct cell *c = &cells[i];
+		const struct cell *b = &cells[0];
+
+		if (i > 0) {
+			const char *chg = "";
+
+			if (c->n && b->n)
+				chg = pc__cmp_fmt_change(pc__stats_lkp_change(
+					b->mean, c->mean, absolute), absolute, ch);
+			fprintf(out, " %10s ", chg);
+		}
+		if (c->n)
+			fprintf(out, "%10s%s", pc__cmp_fmt_value(c->mean, v),
+				fmt_spread(c->cv, s));
+		else
+			fprintf(out, "%10s%6s", c->text ? c->text : "", "");
+	}
+	fprintf(out, "  %s\n", label);
+}
+
+static const char *header_name(const struct pc_cmp_db *db, size_t i,
+			       char *buf)
+{
+	size_t w = i ? W_SET - 1 : W_BASE;
+
+	if (strlen(db->set[i]) <= w)
+		return db->set[i];
+	snprintf(buf, 32, "[%zu]", i);
+	return buf;
+}
+
+static void print_header(const struct pc_cmp_db *db, FILE *out)
+{
+	char buf[32];
+	bool legend = false;
+
+	for (size_t i = 0; i < db->nset; i++)
+		legend |= header_name(db, i, buf) != db->set[i];
+	for (size_t i = 0; legend && i < db->nset; i++)
+		fprintf(out, "[%zu] %s\n", i, db->set[i]);
+	for (size_t i = 0; i < db->nset; i++)
+		fprintf(out, "%*s", i ? W_SET : W_BASE, header_name(db, i, buf));
+	fputc('\n', out);
+	for (size_t i = 0; i < db->nset; i++)
+		fprintf(out, "%s%.*s", i ? " " : "", i ? W_SET - 1 : W_BASE,
+			"--------------------------------");
+	fputc('\n', out);
+	for (size_t i = 0; i < db->nset; i++)
+		fprintf(out, i ? "%11s%17s" : "%.0s%16s", "%change", "%stddev");
+	fputc('\n', out);
+	for (size_t i = 0; i < db->nset; i++)
+		fprintf(out, i ? "%11s%11s      " : "%.0s%10s      ", "|", "\\");
+	fputc('\n', out);
+}
+
+static void cell_of(const struct pc_cmp_case *c, const struct pc_cmp_metric *m,
+		    size_t set, struct cell *cell)
+{
+	const struct pc_cmp_vals *v = &m->per_set[set];
+	struct pc_stats st;
+
+	*cell = (struct cell){ 0 };
+	if (v->n) {
+		pc__stats_compute(v->v, v->n, &st);
+		cell->n = v->n;
+		cell->mean = st.mean;
+		cell->cv = st.cv;
+	} else if (m->headline && c->status[set] &&
+		   strcmp(c->status[set], "ok")) {
+		cell->text = c->status[set];
+	}
+}
+
+static bool any_real(const struct pc_cmp_db *db, const struct pc_cmp_metric *m)
+{
+	const struct pc_cmp_vals *b = &m->per_set[0];
+
+	for (size_t i = 1; i < db->nset; i++)
+		if (pc__stats_real_change(b->v, b->n, m->per_set[i].v,
+					  m->per_set[i].n))
+			return true;
+	return false;
+}
+
+/* The metric of case c called name, or NULL. */
+static const struct pc_cmp_metric *find_metric(const struct pc_cmp_case *c,
+					       const char *name)
+{
+	for (size_t i = 0; i < c->nmetric; i++)
+		if (!c->metric[i].vmstat && !strcmp(c->metric[i].name, name))
+			return &c->metric[i];
+	return NULL;
+}
+
+static void print_geomean(const struct pc_cmp_db *db, const char *name,
+			  FILE *out)
+{
+	size_t ncase = 0, used = 0, left = 0, blank = 0;
+	double *v = calloc(db->nset * db->ncase + 1, sizeof(*v));
+	struct cell *cells = calloc(db->nset, sizeof(*cells));
+	char *label = NULL, *why = NULL;
+	size_t wlen = 0;
+	FILE *w = open_memstream(&why, &wlen);
+	bool pct = false;
+
+	if (!v || !cells || !w)
+		goto out;
+	for (size_t k = 0; k < db->ncase; k++) {
+		const struct pc_cmp_metric *m = find_metric(&db->kase[k], name);
+		size_t bad = db->nset;
+
+		if (!m)
+			continue;
+		ncase++;
+		pct = m->pct;
+		if (!m->per_set[0].n)
+			bad = 0;
+		for (size_t s = 0; s < db->nset && bad == db->nset; s++) {
+			const struct pc_cmp_vals *x = &m->per_set[s];
+
+			if (x->n && !(pc__stats_mean(x->v, x->n) > 0))
+				bad = s;
+		}
+		if (bad < db->nset) {
+			fprintf(w, "%s%s (%s in %s)", left++ ? ", " : "",
+				db->kase[k].name, m->per_set[bad].n ?
+				"a mean <= 0" : "no run", db->set[bad]);
+			continue;
+		}
+		for (size_t s = 0; s < db->nset; s++) {
+			const struct pc_cmp_vals *x = &m->per_set[s];
+
+			v[s * db->ncase + used] = x->n ?
+				pc__stats_mean(x->v, x->n) : NAN;
+		}
+		used++;
+	}
+	for (size_t s = 0; s < db->nset && used; s++) {
+		const double *col = &v[s * db->ncase];
+		bool all = true;
+
+		for (size_t i = 0; i < used; i++)
+			all &= !isnan(col[i]);
+		if (!all) {
+			fprintf(w, "%sno GEO-MEAN for %s: not every case was "
+				"run", left + blank++ ? "; " : "", db->set[s]);
+			continue;
+		}
+		cells[s].n = used;
+		cells[s].mean = pc__stats_geomean(col, used, NULL);
+		cells[s].cv = NAN;
+	}
+	fclose(w);
+	w = NULL;
+	if (ncase < 2)
+		goto out;
+	if (asprintf(&label, "GEO-MEAN %s", name) < 0)
+		label = NULL;
+	if (used)
+		print_line(db, cells, pct, label ? label : name, out);
+	if (!used)
+		fprintf(out, "%*s  (no GEO-MEAN %s: every case left out: %s)\n",
+			W_BASE, "", name, why);
+	else if (left || blank)
+		fprintf(out, "%*s  (GEO-MEAN %s over %zu of %zu cases%s%s)\n",
+			W_BASE, "", name, used, ncase,
+			left ? "; left out: " : "; ", why);
+out:
+	if (w)
+		fclose(w);
+	free(why);
+	free(label);
+	free(cells);
+	free(v);
+}
+
+size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, FILE *out)
+{
+	struct cell *cells = calloc(db->nset ? db->nset : 1, sizeof(*cells));
+	size_t hidden = 0, lines = 0;
+
+	if (!cells || !db->nset) {
+		free(cells);
+		return 0;
+	}
+	print_header(db, out);
+	for (size_t k = 0; k < db->ncase; k++) {
+		const struct pc_cmp_case *c = &db->kase[k];
+
+		for (size_t i = 0; i < c->nmetric; i++) {
+			const struct pc_cmp_metric *m = &c->metric[i];
+			char *label;
+
+			lines++;
+			if (!all && db->nset > 1 && !any_real(db, m) &&
+			    !(m->headline && c->status[0] &&
+			      strcmp(c->status[0], "ok"))) {
+				hidden++;
+				continue;
+			}
+			for (size_t s = 0; s < db->nset; s++)
+				cell_of(c, m, s, &cells[s]);
+			if (asprintf(&label, "%s.%s", c->name, m->name) < 0)
+				continue;
+			print_line(db, cells, m->pct, label, out);
+			free(label);
+		}
+	}
+	/* GEO-MEAN per metric name, in order of first appearance */
+	for (size_t k = 0; k < db->ncase; k++) {
+		for (size_t i = 0; i < db->kase[k].nmetric; i++) {
+			const struct pc_cmp_metric *m = &db->kase[k].metric[i];
+			bool earlier = false;
+
+			if (m->vmstat)
+				continue;
+			for (size_t j = 0; j < k && !earlier; j++)
+				earlier = find_metric(&db->kase[j], m->name);
+			if (!earlier)
+				print_geomean(db, m->name, out);
+		}
+	}
+	if (hidden)
+		fprintf(out, "(%zu of %zu lines hidden: no real change against "
+			"the base; --all shows them)\n", hidden, lines);
+	free(cells);
+	return hidden;
+}
