@@ -150,6 +150,12 @@ void pc__vmstat_fini(struct pc_vmstat *s);
 void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d);
 uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i);
 uint64_t pc__vmstat_sum(struct pc_cache *c, enum pc_vmstat_item i);
+/*
+ * Memory is tight: free frames are under an eighth of the budget, so new
+ * pages will soon come from reclaim.  Use-once stream pages are dropped
+ * behind the stream only then; with memory to spare they stay cached.
+ */
+bool pc__memory_tight(struct pc_cache *c);
 #define pc__inc(c, node, item) pc__count((c), (node), PC_VM_##item, 1)
 #define pc__add(c, node, item, d) pc__count((c), (node), PC_VM_##item, (d))
 
@@ -206,6 +212,7 @@ int pc__tree_insert(struct pc_tree *t, uint64_t index, void *item, void **old);
  * Writer lock.
  */
 void *pc__tree_store(struct pc_tree *t, uint64_t index, void *item);
+/* tag_get and tagged: RCU read section or writer lock, like lookups. */
 bool pc__tree_tag_get(struct pc_tree *t, uint64_t index, int tag);
 void pc__tree_tag_set(struct pc_tree *t, uint64_t index, int tag);	/* slot must hold a page */
 void pc__tree_tag_clear(struct pc_tree *t, uint64_t index, int tag);
@@ -227,6 +234,10 @@ unsigned pc__tree_gang_tag(struct pc_tree *t, uint64_t first, uint64_t last,
  */
 unsigned pc__tree_tag_range(struct pc_tree *t, uint64_t first, uint64_t last,
 			    int from, int to, unsigned max);
+/* Tests: fail the nth node allocation from now, once; -1: off. */
+void pc__tree_fail_alloc(long nth);
+/* Value entries stay below 2^62 (workingset packs 55 bits of age), so
+ * none equals store's (void *)-1 failure. */
 
 /* ------------------------------------------------------------------ */
 /* pagewait.c: page lock and bit waits on hashed wait queues.          */
@@ -593,6 +604,8 @@ void pc__nodes_fini(struct pc_cache *c);
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			       unsigned gfp);
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
+/* A frame of node @nid only if it stays above its low mark; never reclaims. */
+struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 /* Drop a reference; the last one frees the frame (off the LRU first). */
 void pc__put_page(struct pc_cache *c, struct pc_page *p);
 /* The last reference is gone: off the LRU, back to the free list. */
@@ -687,6 +700,12 @@ void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes);
 bool pc__mapping_tryget(struct pc_mapping *m);
 void pc__mapping_put(struct pc_mapping *m);
 int pc__mappings_shutdown(struct pc_cache *c);
+
+/* migrate.c: NUMA balancing (numa.balancing) */
+int pc__numa_balancing_start(struct pc_cache *c);
+void pc__numa_balancing_stop(struct pc_cache *c);
+/* A reader touched a page the scanner marked (PG_hint): count, decide. */
+void pc__numa_hint_fault(struct pc_cache *c, struct pc_page *p);
 
 /* trace.c */
 enum pc_trace_event {

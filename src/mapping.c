@@ -5,47 +5,52 @@
  * What it owns: struct pc_tree (internal.h) and its nodes.  Items are page
  * pointers (low bit clear) or value entries (low bit set: shadows).
  *
- * A node has 64 slots (6 bits of the index a level) and one 64-bit bitmap
- * per tag.  In a leaf (shift 0) a slot holds an item and tag bit i says
- * item i carries the tag; in an inner node a slot holds a child and tag
- * bit i says "something below child i carries the tag".  So a tag is set
- * bottom-up until a bit is found already set, cleared bottom-up until a
- * bitmap stays non-zero, and "any item tagged" is the root's bitmap.
+ * A node has 64 slots (6 bits of the index a level), a "present" bitmap
+ * (bit i: slot i is in use) and one 64-bit bitmap per tag.  In a leaf
+ * (shift 0) a slot holds an item and tag bit i says item i carries the
+ * tag; in an inner node a slot holds a child and tag bit i says "some item
+ * below child i carries the tag".  A tag is set bottom-up until a bit is
+ * found already set, cleared bottom-up until a bitmap stays non-zero, and
+ * "any item tagged" is the root's bitmap.  Gang lookups jump from set bit
+ * to set bit (present, or the tag's), so empty and untagged subtrees cost
+ * one bitmap word each.  Page 151881 = 37<<12 | 5<<6 | 9, dirty:
  *
- *   root (shift 12) covers 0 .. 2^18-1
- *   +--------------------------------------+
- *   | slots[0]  [1]   ...    [37] ... [63] |  tags[DIRTY] = ...0100..001
- *   +----|------|------------|-------------+                |       |
- *        |      NULL         '--------------------------- bit 37   bit 0
- *   node (shift 6)           node (shift 6)
- *   +---------------+        +---------------+
- *   | [0] ..  [63]  |        | [5] ...       |  tags[DIRTY] = ..100000
- *   +--|------------+        +--|------------+
- *   leaf (shift 0)           leaf: slot 9 = page at index 37<<12|5<<6|9,
- *                                  tags[DIRTY] bit 9 set
+ *   t->root --> root, shift 12 (covers 0 .. 2^18-1)
+ *               slots:   [0]   [1] ...  [37] ...  [63]
+ *               present:  1     0        1         0
+ *               DIRTY:    0     0        1 <-.     0
+ *                                |           |   (bit: "something dirty
+ *                                v           |    below slot 37")
+ *               node, shift 6, offset 37 ----'
+ *               slots:   ...  [5] ...        DIRTY bit 5 <-.
+ *                              |                           |
+ *                              v                           |
+ *               leaf, shift 0, offset 5 -------------------'
+ *               slots:   ...  [9] = struct pc_page *     DIRTY bit 9
  *
- * The height is the root's shift: it grows (a new root whose slot 0 is the
- * old one) when an index beyond the root's range is inserted, and shrinks
- * (slot 0 child becomes root) when the root is left with only slot 0.  A
- * node's shift never changes; a node that empties is unlinked and freed.
- * The whole uint64_t range is covered at shift 60 (11 levels; the top node
- * uses 16 slots).
+ * The height is the root's shift.  It grows (a new root whose slot 0 is
+ * the old root) when an index beyond the root's range is stored, and
+ * shrinks (the child in slot 0 becomes the root) when the root has nothing
+ * but slot 0.  A node's shift never changes; a node that empties is
+ * unlinked and freed.  The whole uint64_t range is covered at shift 60
+ * (11 levels; the top node uses 16 of its slots).
  *
  * What protects what:
  *   - writers (insert, store, tag set/clear, tag_range) are serialized by
- *     the caller's tree lock; count, offset and parent of a node, and
- *     nr_items/nr_values of the tree, are read and written only by them;
+ *     the caller's tree lock; a node's offset and parent, and the tree's
+ *     nr_items/nr_values, are read and written only by them;
  *   - readers (lookup, gang, gang_tag, tag_get, tagged) run inside the
  *     caller's urcu_bp_read_lock() section, concurrently with a writer.
- *     Root, child and item pointers are C11 atomics: stores with release
- *     (a node is filled before it is linked), loads with acquire.  Tag
- *     bitmaps are relaxed atomics: readers may see them stale (a tagged
- *     gang re-checks that a slot holds a page), writers see them exact;
+ *     Root, child and item pointers are C11 atomics, stored with release
+ *     (a node is filled in before it is linked), loaded with acquire.
+ *     Bitmaps are relaxed atomics: exact for writers, maybe stale for
+ *     readers, who re-check the slot they lead to (a tagged gang skips a
+ *     slot that is empty or holds a value);
  *   - shift is written once, before the node is published;
  *   - an unlinked node is freed by urcu_bp_call_rcu after a grace period,
- *     so a reader may go on walking it; it still points at live children
- *     (shrink leaves the old root's slot 0 in place).  An item present for
- *     the whole of a gang lookup is always found by it.
+ *     so a reader may go on walking it: it still points at live children
+ *     (shrink leaves the old root's slot 0 in place).  So an item present
+ *     for the whole of a gang lookup is always found by it.
  *
  * Allocation failure: insert and store first count and allocate every node
  * they will need, so -ENOMEM leaves the tree as it was.
@@ -56,6 +61,24 @@
 
 #include "internal.h"
 
+/*
+ * ThreadSanitizer cannot see a grace period (liburcu is not instrumented),
+ * so it would take every node freed by the call_rcu thread for a race with
+ * the accesses before it.  Tell it what RCU guarantees: a read-side tree
+ * function, when it returns, and a writer, when it queues a node, release
+ * a token that the free callback acquires.  A reader still inside a tree
+ * function when its node is freed is still reported.
+ */
+#if defined(PC_TSAN) || defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+static char rcu_tsan_token;
+static inline void rcu_tsan_release(void) { __tsan_release(&rcu_tsan_token); }
+static inline void rcu_tsan_acquire(void) { __tsan_acquire(&rcu_tsan_token); }
+#else
+static inline void rcu_tsan_release(void) {}
+static inline void rcu_tsan_acquire(void) {}
+#endif
+
 #define TREE_SHIFT 6
 #define TREE_SLOTS (1u << TREE_SHIFT)
 #define TREE_MASK ((uint64_t)TREE_SLOTS - 1)
@@ -65,8 +88,8 @@
 struct pc_tree_node {
 	uint8_t shift;			/* bits of index below: set once */
 	uint8_t offset;			/* writer: slot in parent */
-	uint8_t count;			/* writer: non-NULL slots */
 	struct pc_tree_node *parent;	/* writer: NULL for the root */
+	_Atomic uint64_t present;	/* bit i: slots[i] in use; relaxed */
 	_Atomic uint64_t tags[PC_TREE_TAGS];	/* relaxed; exact for writers */
 	_Atomic(void *) slots[TREE_SLOTS];	/* items or children */
 	struct rcu_head rcu;
@@ -74,9 +97,10 @@ struct pc_tree_node {
 
 #define ld_acq(p) atomic_load_explicit((p), memory_order_acquire)
 #define st_rel(p, v) atomic_store_explicit((p), (v), memory_order_release)
-#define ld_tag(n, tag) atomic_load_explicit(&(n)->tags[tag], memory_order_relaxed)
-#define st_tag(n, tag, v) \
-	atomic_store_explicit(&(n)->tags[tag], (v), memory_order_relaxed)
+#define ld_rlx(p) atomic_load_explicit((p), memory_order_relaxed)
+#define st_rlx(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define ld_tag(n, tag) ld_rlx(&(n)->tags[tag])
+#define st_tag(n, tag, v) st_rlx(&(n)->tags[tag], (v))
 
 static inline uint64_t bit(unsigned off)
 {
@@ -142,12 +166,14 @@ static struct pc_tree_node *node_alloc(void)
 
 static void node_free_rcu_cb(struct rcu_head *head)
 {
+	rcu_tsan_acquire();
 	free(caa_container_of(head, struct pc_tree_node, rcu));
 }
 
 /* Free an unlinked node once every reader that may see it has left. */
 static void node_free_rcu(struct pc_tree_node *n)
 {
+	rcu_tsan_release();
 	urcu_bp_call_rcu(&n->rcu, node_free_rcu_cb);
 }
 
@@ -226,6 +252,15 @@ static void node_tags_clear(struct pc_tree_node *leaf, unsigned off)
 /* ------------------------------------------------------------------ */
 /* Walking down, creating, deleting (writer side).                     */
 
+/* Fill or empty slot @off of @n: the pointer, then its present bit. */
+static void slot_set(struct pc_tree_node *n, unsigned off, void *e)
+{
+	uint64_t p = ld_rlx(&n->present);
+
+	st_rel(&n->slots[off], e);
+	st_rlx(&n->present, e ? p | bit(off) : p & ~bit(off));
+}
+
 /* The leaf that holds @index, or NULL if the path is not there. */
 static struct pc_tree_node *leaf_find(struct pc_tree *t, uint64_t index)
 {
@@ -280,8 +315,7 @@ static struct pc_tree_node *leaf_create(struct pc_tree *t, uint64_t index)
 		struct pc_tree_node *top;
 
 		top = pool_take(&pool, n->shift + TREE_SHIFT, NULL, 0);
-		atomic_store_explicit(&top->slots[0], n, memory_order_relaxed);
-		top->count = 1;
+		slot_set(top, 0, n);
 		for (int tag = 0; tag < PC_TREE_TAGS; tag++)
 			if (ld_tag(n, tag))
 				st_tag(top, tag, 1);
@@ -296,8 +330,7 @@ static struct pc_tree_node *leaf_create(struct pc_tree *t, uint64_t index)
 
 		if (!c) {
 			c = pool_take(&pool, n->shift - TREE_SHIFT, n, off);
-			st_rel(&n->slots[off], c);
-			n->count++;
+			slot_set(n, off, c);
 		}
 		n = c;
 	}
@@ -310,11 +343,9 @@ static void tree_shrink(struct pc_tree *t)
 {
 	struct pc_tree_node *n = ld_acq(&t->root);
 
-	while (n && n->shift > 0 && n->count == 1) {
+	while (n && n->shift > 0 && ld_rlx(&n->present) == 1) {
 		struct pc_tree_node *c = ld_acq(&n->slots[0]);
 
-		if (!c)
-			break;
 		c->parent = NULL;
 		st_rel(&t->root, c);
 		/* n->slots[0] stays: a reader still in n goes on to c. */
@@ -329,8 +360,7 @@ static void slot_fill(struct pc_tree *t, struct pc_tree_node *leaf,
 {
 	PC_ASSERT(!atomic_load_explicit(&leaf->slots[off],
 					memory_order_relaxed));
-	st_rel(&leaf->slots[off], item);
-	leaf->count++;
+	slot_set(leaf, off, item);
 	t->nr_items++;
 	if (pc_tree_is_value(item))
 		t->nr_values++;
@@ -346,12 +376,11 @@ static void *slot_delete(struct pc_tree *t, struct pc_tree_node *leaf,
 
 	PC_ASSERT(old != NULL);
 	node_tags_clear(leaf, off);
-	st_rel(&leaf->slots[off], NULL);
-	leaf->count--;
+	slot_set(leaf, off, NULL);
 	t->nr_items--;
 	if (pc_tree_is_value(old))
 		t->nr_values--;
-	while (n->count == 0) {
+	while (ld_rlx(&n->present) == 0) {
 		struct pc_tree_node *p = n->parent;
 
 		for (int tag = 0; tag < PC_TREE_TAGS; tag++)
@@ -361,8 +390,7 @@ static void *slot_delete(struct pc_tree *t, struct pc_tree_node *leaf,
 			node_free_rcu(n);
 			return old;
 		}
-		st_rel(&p->slots[n->offset], NULL);
-		p->count--;
+		slot_set(p, n->offset, NULL);
 		node_free_rcu(n);
 		n = p;
 	}
@@ -407,8 +435,10 @@ void pc__tree_destroy(struct pc_tree *t)
 void *pc__tree_lookup(struct pc_tree *t, uint64_t index)
 {
 	struct pc_tree_node *leaf = leaf_find(t, index);
+	void *e = leaf ? ld_acq(&leaf->slots[slot_off(leaf, index)]) : NULL;
 
-	return leaf ? ld_acq(&leaf->slots[slot_off(leaf, index)]) : NULL;
+	rcu_tsan_release();
+	return e;
 }
 
 int pc__tree_insert(struct pc_tree *t, uint64_t index, void *item, void **old)
@@ -470,11 +500,10 @@ void *pc__tree_store(struct pc_tree *t, uint64_t index, void *item)
 	return NULL;
 }
 
-bool pc__tree_tag_get(struct pc_tree *t, uint64_t index, int tag)
+static bool tag_get(struct pc_tree *t, uint64_t index, int tag)
 {
 	struct pc_tree_node *n = ld_acq(&t->root);
 
-	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
 	if (!n || index > shift_maxindex(n->shift))
 		return false;
 	for (;;) {
@@ -488,6 +517,16 @@ bool pc__tree_tag_get(struct pc_tree *t, uint64_t index, int tag)
 		if (!n)
 			return false;
 	}
+}
+
+bool pc__tree_tag_get(struct pc_tree *t, uint64_t index, int tag)
+{
+	bool ret;
+
+	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
+	ret = tag_get(t, index, tag);
+	rcu_tsan_release();
+	return ret;
 }
 
 void pc__tree_tag_set(struct pc_tree *t, uint64_t index, int tag)
@@ -515,9 +554,12 @@ void pc__tree_tag_clear(struct pc_tree *t, uint64_t index, int tag)
 bool pc__tree_tagged(struct pc_tree *t, int tag)
 {
 	struct pc_tree_node *n = ld_acq(&t->root);
+	bool ret;
 
 	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
-	return n && ld_tag(n, tag) != 0;
+	ret = n && ld_tag(n, tag) != 0;
+	rcu_tsan_release();
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -542,20 +584,19 @@ static bool gang_node(struct gang *g, struct pc_tree_node *n, uint64_t base,
 	unsigned shift = n->shift, nslots = shift_nslots(shift);
 	unsigned off = (unsigned)((first - base) >> shift);
 
+	_Atomic uint64_t *map = g->tag >= 0 ? &n->tags[g->tag] : &n->present;
+
 	for (; off < nslots; off++) {
-		uint64_t start = base + ((uint64_t)off << shift);
+		/* Skip empty or untagged slots in one step. */
+		uint64_t bits = ld_rlx(map) & ~(bit(off) - 1), start;
 		void *e;
 
-		if (g->tag >= 0) {	/* skip untagged slots in one step */
-			uint64_t bits = ld_tag(n, g->tag) & ~(bit(off) - 1);
-
-			if (!bits)
-				return false;
-			off = (unsigned)__builtin_ctzll(bits);
-			if (off >= nslots)
-				return false;
-			start = base + ((uint64_t)off << shift);
-		}
+		if (!bits)
+			return false;
+		off = (unsigned)__builtin_ctzll(bits);
+		if (off >= nslots)
+			return false;
+		start = base + ((uint64_t)off << shift);
 		if (start > g->last)
 			return true;
 		e = ld_acq(&n->slots[off]);
@@ -584,10 +625,10 @@ static unsigned gang_walk(struct pc_tree *t, uint64_t first, struct gang *g)
 {
 	struct pc_tree_node *root = ld_acq(&t->root);
 
-	if (!root || g->max == 0 || first > g->last ||
-	    first > shift_maxindex(root->shift))
-		return 0;
-	gang_node(g, root, 0, first);
+	if (root && g->max > 0 && first <= g->last &&
+	    first <= shift_maxindex(root->shift))
+		gang_node(g, root, 0, first);
+	rcu_tsan_release();
 	return g->nr;
 }
 

@@ -20,7 +20,6 @@
 #include "util.h"
 
 /* mapping.c's allocation fault hook (not in internal.h: tests only). */
-void pc__tree_fail_alloc(long nth);
 
 /* A page stand-in: its address is the item, its field says where it goes. */
 struct tobj {
@@ -585,13 +584,13 @@ static void random_ops(bool sparse, unsigned steps, const char *name)
 static void test_random_dense(void **state)
 {
 	(void)state;
-	random_ops(false, 30000, "random_dense");
+	random_ops(false, 20000, "random_dense");
 }
 
 static void test_random_sparse(void **state)
 {
 	(void)state;
-	random_ops(true, 30000, "random_sparse");
+	random_ops(true, 12000, "random_sparse");
 }
 
 /* ------------------------------------------------------------------ */
