@@ -424,6 +424,8 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 		}
 		n = pc_min(n, (size_t)(size - (int64_t)pos));
 		memcpy((char *)buf + done, (char *)page_data(c, p) + in, n);
+		if (page_test(p, PG_hint))
+			pc__numa_hint_fault(c, p);
 		pc__mark_read(f, p, in + n == PC_PAGE_SIZE || pos + n >= (uint64_t)size);
 		pc__put_page(c, p);
 		done += n;
@@ -589,6 +591,8 @@ PC_EXPORT int pc_get_page(pc_file *f, uint64_t index, int flags,
 	r = get_read_page(f, index, 1, flags & PC_GET_NOWAIT, &p);
 	if (r)
 		return r;
+	if (page_test(p, PG_hint))
+		pc__numa_hint_fault(f->cache, p);
 	pc__mark_accessed(f->cache, p);
 	f->ra.prev_index = index;
 	*out = p;

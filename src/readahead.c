@@ -319,7 +319,7 @@ void pc__mark_read(struct pc_file *f, struct pc_page *p, bool consumed)
 
 	page_clear(p, PG_rapage);
 	if (!consumed || !page_test(p, PG_dropbehind) ||
-	    !page_test_clear(p, PG_dropbehind)) {
+	    !page_test_clear(p, PG_dropbehind) || !pc__memory_tight(c)) {
 		pc__mark_accessed(c, p);
 		return;
 	}

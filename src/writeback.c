@@ -193,7 +193,8 @@ static void wb_finish(struct wb_io *io, ssize_t res)
 	/* From here on the mapping may go away: only pages and the bdi. */
 	for (unsigned i = 0; i < io->nr; i++) {
 		struct pc_page *p = io->pages[i];
-		bool drop = !err && page_test(p, PG_dropbehind);
+		bool drop = !err && page_test(p, PG_dropbehind) &&
+			    pc__memory_tight(c);
 
 		pc__end_page_writeback(c, p);
 		if (!drop || !pc__try_drop_page(c, p, 2, false))

@@ -19,8 +19,6 @@
 #include "internal.h"
 #include "util.h"
 
-/* mapping.c's allocation fault hook (not in internal.h: tests only). */
-
 /* A page stand-in: its address is the item, its field says where it goes. */
 struct tobj {
 	uint64_t index;
