@@ -61,6 +61,20 @@
 
 #include "internal.h"
 
+/*
+ * ThreadSanitizer cannot see the kernel order "SQE submitted, then its CQE
+ * reaped": in TSan builds each request is released after it is prepared
+ * and acquired before its completion is handled.
+ */
+#if defined(PC_TSAN) || defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+static inline void tsan_release(void *p) { __tsan_release(p); }
+static inline void tsan_acquire(void *p) { __tsan_acquire(p); }
+#else
+static inline void tsan_release(void *p) { (void)p; }
+static inline void tsan_acquire(void *p) { (void)p; }
+#endif
+
 #define URING_DEFAULT_DEPTH 256
 #define URING_MAX_DEPTH 4096
 #define URING_BATCH 64		/* CQEs reaped at a time */
@@ -224,7 +238,8 @@ static bool uring_flush(struct pc_io_uring *u)
 				break;
 			continue;
 		}
-		uring_prep(sqe, u->pending[i++]);
+		uring_prep(sqe, u->pending[i]);
+		tsan_release(token_ptr(u->pending[i++]));
 	}
 	all = uring_kick_locked(u, false);
 	pthread_mutex_unlock(&u->sq_lock);
@@ -388,6 +403,7 @@ static void *uring_completer(void *arg)
 				continue;
 			}
 			req = token_ptr(t);
+			tsan_acquire(req);
 			if ((t & TAG_MASK) == TAG_CONT)	/* before it is freed */
 				req = ((struct uring_cont *)(void *)req)->req;
 			if (!uring_complete(u, req, t, batch[i].res))
@@ -462,6 +478,7 @@ static int uring_submit(struct pc_io *io, struct pc_io_req **reqs, unsigned n)
 			while (!(sqe = io_uring_get_sqe(&u->ring)))
 				uring_kick_locked(u, true);
 			uring_prep(sqe, token(reqs[j], TAG_XFER));
+			tsan_release(reqs[j]);
 		}
 		uring_kick_locked(u, true);
 		pthread_mutex_unlock(&u->sq_lock);
