@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# tests/test_bench.sh BUILD_DIR - the benchmark lab's harness, not its speed.
+#
+#   1. bad command lines get their error message and a non-zero exit;
+#   2. every workload runs at a tiny scale (budget 8M, one repetition,
+#      --duration 1) on every engine, and each writes a well-formed result
+#      file (bench/results/README.md) with the figures it must have, or an
+#      n/a file where the engine cannot serve it; no test file is left;
+#   3. without a memory cgroup the kernel engine runs unconstrained and says
+#      so, on screen and in its file;
+#   4. a run interrupted by SIGINT exits 130, marks its result partial and
+#      leaves no test file behind (kernel and pagecache engines).
+#
+# Exit 0 pass, 1 fail, 77 skip (no python3 to read the JSON).  Test files
+# go under $PC_TEST_DIR (default /var/tmp: O_DIRECT needs a disk).
+set -u
+build=${1:?usage: tests/test_bench.sh BUILD_DIR}
+bin="$build/pagecache"
+if [ ! -x "$bin" ]; then
+	echo "FAIL: no $bin"
+	exit 1
+fi
+if ! command -v python3 >/dev/null; then
+	echo "python3 is needed to check the result files"
+	exit 77
+fi
+tmp=$(mktemp -d "${PC_TEST_DIR:-/var/tmp}/pctest-bench.XXXXXX")
+cleanup() {
+	mountpoint -q "$tmp/small" 2>/dev/null && umount "$tmp/small"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+failed=0
+ok()   { echo "ok   $*"; }
+fail() { echo "FAIL $*"; failed=1; }
+
+# ---------------------------------------------------------------- 1 ---
+echo "== bad command lines: an error naming the problem, non-zero exit"
+expect_error() {	# expected-text, args...
+	local want=$1 out rc
+	shift
+	# the folders first, so that a case's own --dir or missing value wins
+	out=$("$bin" "$1" --dir "$tmp" --out "$tmp/never" "${@:2}" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -qF -- "$want" <<<"$out"; then
+		ok "pagecache $* -> exit $rc: $(head -n 1 <<<"$out")"
+	else
+		fail "pagecache $*: exit $rc, wanted an error with '$want', got: $out"
+	fi
+}
+expect_error "unknown workload 'nosuch'" bench --workload seq-write,nosuch
+expect_error "unknown engine 'nosuch'" bench --engine kernel,nosuch
+expect_error "too small" bench --budget 1M
+expect_error "bad --budget" bench --budget lots
+expect_error "more than this machine has" bench --budget 64T
+expect_error "bad --reps" bench --reps 0
+expect_error "bad --duration" bench --duration -1
+expect_error "KEY=VALUE" bench --set nokey
+expect_error "--budget" bench --set memory=1G
+expect_error "unknown option" bench --bogus
+expect_error "needs a value" bench --workload
+expect_error "unexpected argument" bench stray
+expect_error "not a writable folder" bench --engine kernel --dir /nonexistent/dir
+expect_error "refuses the config" bench --engine pagecache --budget 8M --set no.such.key=1
+expect_error "unknown workload" run --workload nosuch
+out=$("$bin" nosuch 2>&1); rc=$?
+if [ "$rc" -ne 0 ] && grep -q "unknown command" <<<"$out"; then
+	ok "pagecache nosuch -> exit $rc"
+else
+	fail "pagecache nosuch: exit $rc: $out"
+fi
+[ -e "$tmp/never" ] && fail "a refused command line made its --out folder"
+
+# A disk too full for the run, and a folder that refuses O_DIRECT: tmpfs.
+mkdir -p "$tmp/small"
+if mount -t tmpfs -o size=8m tmpfs "$tmp/small" 2>/dev/null; then
+	out=$("$bin" bench --engine kernel --workload seq-write --budget 8M \
+	      --dir "$tmp/small" --out "$tmp/never" 2>&1); rc=$?
+	if [ "$rc" -ne 0 ] && grep -q "not enough free space" <<<"$out"; then
+		ok "disk too full -> exit $rc: $out"
+	else
+		fail "disk too full: exit $rc: $out"
+	fi
+	umount "$tmp/small"
+	# tmpfs takes O_DIRECT since Linux 6.6: then there is nothing to refuse
+	mount -t tmpfs -o size=64m tmpfs "$tmp/small"
+	out=$("$bin" bench --engine direct --workload readonce --budget 4M \
+	      --reps 1 --duration 0.2 --dir "$tmp/small" --out "$tmp/odirect" 2>&1); rc=$?
+	if [ "$rc" -ne 0 ] && grep -q "refuses O_DIRECT" <<<"$out"; then
+		ok "O_DIRECT refused -> exit $rc"
+	elif [ "$rc" -eq 0 ]; then
+		echo "skip O_DIRECT-refused check: this kernel's tmpfs takes O_DIRECT"
+	else
+		fail "O_DIRECT refused: exit $rc: $out"
+	fi
+	umount "$tmp/small"
+else
+	echo "skip disk-full and O_DIRECT checks: cannot mount a tmpfs here"
+fi
+
+for args in "bench --help" "bench --list" "run --help" "help" "help bench" "version"; do
+	# shellcheck disable=SC2086
+	if "$bin" $args >/dev/null 2>&1; then ok "pagecache $args -> 0"
+	else fail "pagecache $args: non-zero exit"; fi
+done
+
+# ---------------------------------------------------------------- 2 ---
+echo "== every workload on every engine at budget 8M, one repetition"
+mkdir -p "$tmp/files"
+t0=$(date +%s)
+"$bin" bench --workload all --engine all --budget 8M --reps 1 --duration 1 \
+	--dir "$tmp/files" --out "$tmp/out" >"$tmp/all.log" 2>&1
+rc=$?
+echo "   ($(($(date +%s) - t0)) s, exit $rc)"
+if [ "$rc" -ne 0 ]; then
+	fail "bench --workload all: exit $rc"
+	sed 's/^/    /' "$tmp/all.log"
+fi
+if [ -n "$(ls -A "$tmp/files")" ]; then
+	fail "test files left behind: $(ls -A "$tmp/files")"
+else
+	ok "no test files left behind"
+fi
+"$bin" bench --list >"$tmp/list.txt"
+
+python3 - "$tmp/out" "$tmp/list.txt" <<'EOF' || failed=1
+import json, os, re, sys
+
+out, listing = sys.argv[1], open(sys.argv[2]).read()
+names = re.findall(r"^  \S+\s+(\S+)\s+\S+\s+\((?:hi|lo)\)\s+(\S+)", listing, re.M)
+engines = ["pagecache", "kernel", "dontcache", "direct"]
+bad = 0
+
+# figures each workload must report besides its headline (prefix match)
+must = {
+    "seq-write": ["MB/s", "seconds", "fsync-seconds"],
+    "dd-async": ["slowest-seconds", "mean-seconds", "MB/s"],
+    "readtwice": ["KB/s", "seconds"],
+    "readonce": ["KB/s", "seconds"],
+    "aim7-": ["jobs-per-min", "seconds", "jobs"],
+    "fsmark-": ["files/s", "app-overhead-us"],
+    "tiobench-": ["seq-write-MB/s", "rand-write-MB/s", "seq-read-MB/s",
+                  "rand-read-MB/s", "seq-read-latency-max-ms"],
+    "hotcold": ["hit-during%", "hit-after%", "ops/s", "stream-MB/s"],
+    "cached-read-": ["reads/s/thread"],
+}
+must_pc = {"cached-read-": ["zc-reads/s/thread"],
+           "dd-async": ["waitqueue-lookups/page"]}
+
+def say(ok, what):
+    global bad
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        bad = 1
+
+def check(path, wl, engine, served):
+    problems = []
+    try:
+        d = json.load(open(path))
+    except Exception as e:
+        return ["unreadable: %s" % e]
+    want = ["format", "workload", "engine", "label", "config", "params",
+            "machine", "constrained", "partial", "status", "reason",
+            "headline", "reps", "started"]
+    problems += ["no %s" % k for k in want if k not in d]
+    if problems:
+        return problems
+    if d["format"] != "pagecache-result-1": problems.append("format")
+    if d["workload"] != wl: problems.append("workload %r" % d["workload"])
+    if d["engine"] != engine: problems.append("engine %r" % d["engine"])
+    for k in ["cpu", "cores", "memory", "kernel", "fs", "device", "hostname"]:
+        if k not in d["machine"]: problems.append("machine.%s" % k)
+    if not isinstance(d["params"], dict) or not d["params"]:
+        problems.append("params")
+    if d["partial"] is not False: problems.append("partial")
+    if not isinstance(d["constrained"], bool): problems.append("constrained")
+    if not re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", d["started"]):
+        problems.append("started")
+    h = d["headline"]
+    if not isinstance(h.get("metric"), str) or not isinstance(h.get("higher_is_better"), bool):
+        problems.append("headline")
+    if not served:
+        if d["status"] != "n/a" or not d["reason"] or d["reps"]:
+            problems.append("should be n/a with a reason, got %s" % d["status"])
+        return problems
+    if d["status"] == "n/a" and engine == "dontcache" and "RWF_DONTCACHE" in d["reason"]:
+        return problems          # this kernel refuses it: said so
+    if d["status"] != "ok":
+        return problems + ["status %s: %s" % (d["status"], d["reason"])]
+    if len(d["reps"]) != 1:
+        return problems + ["%d reps" % len(d["reps"])]
+    rep = d["reps"][0]
+    m = rep.get("metrics", {})
+    if not m or list(m)[0] != h["metric"]:
+        problems.append("headline %s not first in metrics" % h["metric"])
+    for k, v in m.items():
+        if not isinstance(v, (int, float)): problems.append("metric %s" % k)
+    for prefix, keys in list(must.items()) + ([*must_pc.items()] if engine == "pagecache" else []):
+        if wl.startswith(prefix):
+            problems += ["no metric %s" % k for k in keys if k not in m]
+    vm = rep.get("vmstat", {})
+    if not vm or not all(isinstance(v, int) for v in vm.values()):
+        problems.append("vmstat")
+    if engine == "pagecache" and "nr_free_pages" not in vm:
+        problems.append("vmstat lacks nr_free_pages")
+    if engine != "pagecache" and "pgpgin" not in vm:
+        problems.append("vmstat lacks /proc/vmstat's pgpgin")
+    if engine != "pagecache" and d["constrained"] and not any(k.startswith("memcg.") for k in vm):
+        problems.append("vmstat lacks memory.stat deltas")
+    s = rep.get("samples", {})
+    keys = ["t", "free", "inactive", "active", "dirty", "writeback"]
+    if any(k not in s for k in keys):
+        problems.append("samples lack %s" % [k for k in keys if k not in s])
+    elif len(s["t"]) < 1 or len({len(s[k]) for k in keys}) != 1:
+        problems.append("samples: uneven or empty")
+    return problems
+
+say(len(names) >= 19, "--list names %d workloads" % len(names))
+for wl, served_list in names:
+    for e in engines:
+        path = os.path.join(out, "%s-%s.json" % (wl, e))
+        if not os.path.exists(path):
+            say(False, "%s on %s: no result file" % (wl, e))
+            continue
+        p = check(path, wl, e, e in served_list.split(","))
+        say(not p, "%s on %s%s" % (wl, e, ": " + "; ".join(p) if p else ""))
+p = os.path.join(out, "seq-write-pagecache+nodes=4.json")
+say(os.path.exists(p) and not check(p, "seq-write", "pagecache", True),
+    "seq-write on pagecache with nodes=4")
+sys.exit(bad)
+EOF
+
+echo "== no memory cgroup: the run goes on unconstrained, and says so"
+out=$(PAGECACHE_BENCH_NO_CGROUP=1 "$bin" bench --workload dd-async --engine kernel \
+      --budget 8M --reps 1 --duration 1 --dir "$tmp/files" --out "$tmp/nocg" 2>&1); rc=$?
+said=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["constrained"], d["config"], d["status"])' \
+       "$tmp/nocg/dd-async-kernel.json" 2>&1)
+if [ "$rc" -eq 0 ] && grep -q UNCONSTRAINED <<<"$out" && [ "$said" = "False memory=8M memcg=none ok" ]; then
+	ok "unconstrained: on screen, and \"constrained\": false in the file"
+else
+	fail "unconstrained: exit $rc, file says '$said': $out"
+fi
+
+# ---------------------------------------------------------------- 4 ---
+echo "== Ctrl-C: stop cleanly, remove the test files, mark the result partial"
+for engine in kernel pagecache; do
+	mkdir -p "$tmp/int-$engine"
+	"$bin" bench --workload seq-write --engine "$engine" --budget 256M --reps 3 \
+		--dir "$tmp/int-$engine" --out "$tmp/intout-$engine" >"$tmp/int.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 200); do	# until the writer's file exists
+		compgen -G "$tmp/int-$engine/pagecache-bench.*/*/seq-write" >/dev/null && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	left=$(ls -A "$tmp/int-$engine")
+	partial=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["partial"])' \
+		  "$tmp/intout-$engine/seq-write-$engine.json" 2>&1)
+	if [ "$rc" -eq 130 ] && [ -z "$left" ] && [ "$partial" = True ]; then
+		ok "$engine: SIGINT -> exit 130, no test files, result partial"
+	else
+		fail "$engine: SIGINT -> exit $rc, left: '$left', partial: $partial"
+		sed 's/^/    /' "$tmp/int.log"
+	fi
+done
+
+[ "$failed" -eq 0 ] && echo "all bench checks passed"
+exit "$failed"

@@ -1,0 +1,367 @@
+/*
+ * tools/bench/bench.h - the benchmark lab: what its files share.
+ *
+ * `pagecache bench` runs workloads (WORKLOADS.md) against engines
+ * (DESIGN.md, "The benchmark lab") and writes one result file per
+ * workload x engine x config (bench/results/README.md).
+ *
+ *   cli.c        options, checks before starting, the two entry points
+ *   runner.c     the parent: the loop over runs, one forked child per
+ *                repetition, progress line, Ctrl-C, result files
+ *   rep.c        the child: one repetition (prepare, sample, run, counters)
+ *   result.c     result JSON and the summary table
+ *   engine_pc.c  the pagecache engine (public API only)
+ *   engine_os.c  kernel, dontcache, direct: the kernel's own I/O paths
+ *   cgroup.c     the memory cgroup the kernel engines run in
+ *   machine.c    machine and filesystem facts, kernel feature probes
+ *   util.c       sizes, clocks, buffers, threads, test files
+ *   workloads.c  the workload table
+ *   wl_*.c       the workloads, each written once against the engine ops
+ *
+ * Process model: the parent never runs a workload.  Each repetition runs
+ * in a child forked from the single-threaded parent (moved into the memory
+ * cgroup for the kernel engines), which sends its figures back as one JSON
+ * document through a pipe.  A crash or an OOM kill of a repetition is
+ * thus an "error" in a result file, not the end of the suite.
+ *
+ * Errors follow the library's convention: 0 or a count, or a negative
+ * errno; a failing workload also leaves a message in run->err.
+ */
+#ifndef PC_TOOLS_BENCH_H
+#define PC_TOOLS_BENCH_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* ------------------------------------------------------------------ */
+/* Entry points (argv[0] is the subcommand's name).                    */
+
+/* `pagecache bench ...`: returns the process exit code. */
+int pc_bench_main(int argc, char **argv);
+
+/*
+ * `pagecache run ...`: the default suite.  On return *files holds the
+ * result files written, the kernel engine's first (the comparison's base),
+ * NULL-terminated; free with pc_bench_free_files().  Returns an exit code.
+ */
+int pc_bench_suite_main(int argc, char **argv, char ***files);
+void pc_bench_free_files(char **files);
+
+/* ------------------------------------------------------------------ */
+/* Engines.                                                            */
+
+enum pcb_engine_id {
+	PCB_PAGECACHE,
+	PCB_KERNEL,
+	PCB_DONTCACHE,
+	PCB_DIRECT,
+	PCB_NR_ENGINES
+};
+#define PCB_ENG(e)	(1u << (e))
+#define PCB_ENG_ALL	((1u << PCB_NR_ENGINES) - 1)
+#define PCB_ENG_CACHED	(PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL) | \
+			 PCB_ENG(PCB_DONTCACHE))
+
+/* The counters sampled at 10 Hz, in pages. */
+enum {
+	PCB_S_FREE,
+	PCB_S_INACTIVE,
+	PCB_S_ACTIVE,
+	PCB_S_DIRTY,
+	PCB_S_WRITEBACK,
+	PCB_NR_SAMPLES
+};
+extern const char *const pcb_sample_names[PCB_NR_SAMPLES];
+
+struct pcb_file;
+struct pcb_run;
+
+/*
+ * What a workload may do to a file, whatever serves it.  Every call
+ * returns 0 or a count, or a negative errno.  pread returns fewer bytes
+ * than asked only at end of file; pwrite writes all or fails.  Calls on
+ * one pcb_file come from one thread at a time; start/stop, vmstat and
+ * sample are called by the repetition's driver (sample from its sampler
+ * thread, concurrently with the workload).
+ */
+struct pcb_engine_ops {
+	const char *name;
+	const char *what;		/* one line for --help */
+	unsigned align;			/* I/O alignment required, 0: any */
+	bool in_cgroup;			/* runs in the memory cgroup */
+
+	int (*start)(struct pcb_run *r);	/* sets r->eng */
+	int (*stop)(struct pcb_run *r);
+	int (*open)(struct pcb_run *r, const char *path, int flags,
+		    struct pcb_file **out);
+	ssize_t (*pread)(struct pcb_file *f, void *buf, size_t len, off_t off);
+	/* as pread, but -EAGAIN (and no I/O) unless the data is cached */
+	ssize_t (*pread_cached)(struct pcb_file *f, void *buf, size_t len,
+				off_t off);
+	ssize_t (*pwrite)(struct pcb_file *f, const void *buf, size_t len,
+			  off_t off);
+	int (*fsync)(struct pcb_file *f);
+	int (*ftruncate)(struct pcb_file *f, off_t len);
+	int (*fadvise)(struct pcb_file *f, off_t off, off_t len, int advice);
+	int (*close)(struct pcb_file *f);
+	int (*unlink)(struct pcb_run *r, const char *path);
+	/* zero copy: pin page @index, give its data, unpin; NULL if none */
+	int (*page_get)(struct pcb_file *f, uint64_t index, const void **data,
+			void **pin);
+	void (*page_put)(void *pin);
+	/* make the calling thread allocate from @node; NULL if no nodes */
+	int (*thread_set_node)(struct pcb_run *r, int node);
+	/* every counter of the engine, name -> integer */
+	json_t *(*vmstat)(struct pcb_run *r);
+	int (*sample)(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES]);
+};
+
+extern const struct pcb_engine_ops pcb_engine_pagecache;
+extern const struct pcb_engine_ops pcb_engine_kernel;
+extern const struct pcb_engine_ops pcb_engine_dontcache;
+extern const struct pcb_engine_ops pcb_engine_direct;
+extern const struct pcb_engine_ops *const pcb_engines[PCB_NR_ENGINES];
+int pcb_engine_find(const char *name);	/* id, or -ENOENT */
+
+/* engine_os.c: for the kernel engines' samples and counters */
+json_t *pcb_os_vmstat(const char *cgroup_dir, int cg_version);
+int pcb_os_sample(const char *cgroup_dir, int cg_version,
+		  uint64_t v[PCB_NR_SAMPLES]);
+
+/* ------------------------------------------------------------------ */
+/* Options: what the command line asked for (cli.c).                   */
+
+#define PCB_MAX_SETS 512
+
+struct pcb_opts {
+	uint64_t budget;		/* bytes: B of WORKLOADS.md */
+	int reps;
+	double duration;		/* s: timed workloads run this long */
+	double max_time;		/* s: the whole run's target, 0: none */
+	int cpus;			/* online CPUs: scales threads */
+	char sets[PCB_MAX_SETS];	/* --set pairs, space-separated */
+	const char *out;		/* result folder */
+	const char *dir;		/* test files go in a folder under it */
+	const char *label;		/* --label, or NULL */
+	bool trace;
+	bool tty;			/* progress line on stderr */
+	unsigned engines;		/* mask of PCB_ENG() */
+	char na[PCB_NR_ENGINES][160];	/* why an engine cannot run here */
+	int nr_workloads;
+	int workloads[64];		/* indexes into pcb_workloads */
+};
+
+/*
+ * Run every selected workload x engine x config, opt->reps times each,
+ * writing result files to opt->out (runner.c).  *files, if not NULL,
+ * receives the result files with figures, the kernel engine's first.
+ * Returns 0, 1 if a run failed, 130 if interrupted.
+ */
+int pcb_run_all(const struct pcb_opts *opt, char ***files);
+
+/* ------------------------------------------------------------------ */
+/* Workload parameters: named integers, computed from the options.    */
+
+#define PCB_MAX_PARAMS 24
+
+struct pcb_params {
+	int n;
+	struct {
+		const char *name;
+		int64_t v;
+	} p[PCB_MAX_PARAMS];
+};
+
+void pcb_param_set(struct pcb_params *p, const char *name, int64_t v);
+int64_t pcb_param(const struct pcb_params *p, const char *name);
+json_t *pcb_params_json(const struct pcb_params *p);
+
+/* ------------------------------------------------------------------ */
+/* Workloads (workloads.c, wl_*.c).                                    */
+
+struct pcb_workload {
+	const char *name;		/* as in result files: "aim7-disk_wrt" */
+	const char *group;		/* WORKLOADS.md section: "aim7" */
+	const char *what;		/* one line for --list */
+	const char *metric;		/* the headline */
+	bool higher;			/* ... and its direction */
+	bool timed;			/* runs for --duration, else capped */
+	bool in_suite;			/* part of `pagecache run` */
+	unsigned engines;		/* engines that can serve it */
+	const char *na_reason;		/* why the others cannot */
+	/* extra pagecache configs this workload is also run with */
+	const char *pc_variants[2];
+	/* parameters scaled from the budget; also used by the checks */
+	void (*params)(struct pcb_params *p, const struct pcb_opts *o);
+	/* the most bytes on disk at once, for the free-space check */
+	uint64_t (*disk)(const struct pcb_params *p);
+	/* make the files (not timed, engine-independent); may be NULL */
+	int (*prepare)(struct pcb_run *r);
+	/* the measured part: fills r->metrics, headline first */
+	int (*run)(struct pcb_run *r);
+	/* derived figures from the counter deltas (r->vm); may be NULL */
+	void (*derive)(struct pcb_run *r);
+};
+
+extern const struct pcb_workload *const pcb_workloads[];
+extern const int pcb_nr_workloads;
+int pcb_workload_find(const char *name);	/* index, or -ENOENT */
+
+/* ------------------------------------------------------------------ */
+/* One repetition, in the child (rep.c).                               */
+
+struct pcb_run {
+	/* read-only during the repetition */
+	const struct pcb_workload *wl;
+	const struct pcb_engine_ops *ops;
+	const struct pcb_params *par;
+	const struct pcb_opts *opt;
+	const char *dir;		/* this repetition's own folder */
+	const char *config;		/* pagecache config string */
+	const char *cgroup;		/* cgroup folder, or NULL */
+	int cg_version;
+	int rep;			/* 1-based */
+	double limit_s;			/* untimed workloads stop here, s */
+	uint64_t t0_ns, deadline_ns;	/* set when the measured part starts */
+	void *eng;			/* the engine's state, from start() */
+
+	/* the workload's main thread only (not its worker threads) */
+	json_t *metrics;		/* name -> number, headline first */
+	json_t *directions;		/* name -> higher is better */
+	json_t *vm;			/* counter deltas, for derive() */
+	_Atomic bool capped;		/* stopped by its time limit */
+	char err[256];			/* the first error; pcb_fail() */
+};
+
+/* Run one repetition in this (child) process; returns the rep's JSON:
+ * {"status","reason","partial","metrics","directions","vmstat","samples"}. */
+json_t *pcb_rep_run(struct pcb_run *r);
+
+/* Set by SIGINT (both parent and child): stop as soon as possible. */
+extern volatile sig_atomic_t pcb_stop;
+
+/* Should a workload stop now (Ctrl-C or its time is up)? */
+bool pcb_time_up(const struct pcb_run *r);
+
+void pcb_metric(struct pcb_run *r, const char *name, double v);
+void pcb_direction(struct pcb_run *r, const char *name, bool higher);
+/* A counter delta of this repetition; false when the engine lacks it. */
+bool pcb_vm(const struct pcb_run *r, const char *name, double *v);
+/* Record the first error: returns @err (negative errno). */
+int pcb_fail(struct pcb_run *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* dir/name (printf-style) into buf */
+const char *pcb_path(const struct pcb_run *r, char *buf, size_t len,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Engine calls, for the workloads. */
+static inline int pcb_open(struct pcb_run *r, const char *path, int flags,
+			   struct pcb_file **out)
+{
+	return r->ops->open(r, path, flags, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers (util.c).                                                   */
+
+/* snprintf that truncates quietly (paths and messages are bounded) */
+int pcb_fmt(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+uint64_t pcb_now_ns(void);
+static inline double pcb_secs(uint64_t ns) { return (double)ns / 1e9; }
+uint64_t pcb_rand(uint64_t *state);		/* xorshift64* */
+void *pcb_buf(size_t len);			/* 4 KiB aligned, touched */
+int pcb_parse_size(const char *s, uint64_t *out);
+const char *pcb_fmt_size(uint64_t v, char *buf, size_t len);  /* "256M" */
+
+/* Run @n threads of @fn(r, i, arg), started together; first error. */
+typedef int (*pcb_thread_fn)(struct pcb_run *r, int i, void *arg);
+int pcb_threads(struct pcb_run *r, int n, pcb_thread_fn fn, void *arg);
+
+/* Test files, made without the engines and without the kernel's cache. */
+int pcb_make_file(const char *path, uint64_t size, bool sparse);
+int pcb_mkdir(const char *path);
+void pcb_drop_cache(const char *dir);	/* fdatasync + FADV_DONTNEED */
+int pcb_rmtree(const char *path);	/* rm -rf; 0 or -errno */
+
+/* ------------------------------------------------------------------ */
+/* The memory cgroup (cgroup.c).                                       */
+
+/*
+ * The cgroup's limit is the budget plus an allowance for the process's
+ * own memory (buffers, thread stacks: a few MiB), so that the kernel's
+ * page cache gets about the budget, as pagecache does.  Sanitizer builds
+ * need far more for their shadow memory.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PCB_CGROUP_ALLOWANCE	(1ull << 30)
+#else
+#define PCB_CGROUP_ALLOWANCE	(8ull << 20)
+#endif
+
+struct pcb_cgroup {
+	bool ok;			/* made, limit set */
+	int version;			/* 1 or 2 */
+	uint64_t limit;			/* bytes */
+	char dir[512];			/* our child cgroup */
+	char why[256];			/* when not ok */
+};
+
+int pcb_cgroup_create(struct pcb_cgroup *cg, uint64_t limit);
+int pcb_cgroup_enter(const struct pcb_cgroup *cg);	/* this process */
+void pcb_cgroup_reset(const struct pcb_cgroup *cg);	/* between reps */
+void pcb_cgroup_destroy(struct pcb_cgroup *cg);
+/* memory.stat as name -> integer (NULL on failure) */
+json_t *pcb_cgroup_stat(const char *dir);
+int pcb_cgroup_read_u64(const char *dir, const char *file, uint64_t *v);
+
+/* ------------------------------------------------------------------ */
+/* Machine and filesystem (machine.c).                                 */
+
+json_t *pcb_machine(const char *dir);	/* the "machine" object */
+uint64_t pcb_mem_available(void);
+int pcb_free_space(const char *dir, uint64_t *bytes);
+bool pcb_dir_is_tmpfs(const char *dir);
+/* 0, or the negative errno the kernel answers to RWF_DONTCACHE / O_DIRECT */
+int pcb_probe_dontcache(const char *dir);
+int pcb_probe_direct(const char *dir);
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080	/* linux/fs.h, Linux 6.14 */
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Results (result.c).                                                 */
+
+struct pcb_result {
+	json_t *root;			/* the result file's object */
+	json_t *reps;			/* its "reps" array */
+	const struct pcb_workload *wl;
+	char label[128];
+	char path[1024];
+	bool partial, any_error;
+	char reason[256];
+};
+
+void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
+		     const char *engine, const char *label, const char *config,
+		     const struct pcb_params *par, json_t *machine,
+		     bool constrained);
+/* Add a repetition's JSON (from the child); takes the reference. */
+void pcb_result_add_rep(struct pcb_result *res, json_t *rep);
+void pcb_result_set_status(struct pcb_result *res, const char *status,
+			   const char *reason);
+/* Write to dir/<workload>-<label>.json; 0 or -errno. */
+int pcb_result_write(struct pcb_result *res, const char *dir);
+void pcb_result_free(struct pcb_result *res);
+/* One line of the summary table for @res. */
+void pcb_result_summary(const struct pcb_result *res, FILE *out);
+
+#endif

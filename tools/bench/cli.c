@@ -1,0 +1,441 @@
+/*
+ * tools/bench/cli.c - `pagecache bench` and `pagecache run`: the command
+ * line, and the checks made before anything starts.
+ *
+ * parse ── names (workloads, groups, engines), sizes, numbers, --set pairs
+ *   │      any error: a message naming the culprit, exit 2
+ * check ── budget (not too small, not more than the machine has), the test
+ *   │      folder (exists, O_DIRECT where an engine needs it), free space
+ *   │      for the largest workload, RWF_DONTCACHE (refused: dontcache is
+ *   │      n/a, said once), the pagecache config (tried in a child)
+ * run ──── pcb_run_all (runner.c)
+ *
+ * `run` is `bench` with the default suite's defaults (shorter timed
+ * workloads, so the whole suite fits in ten minutes on two cores).
+ * Parent only, before any child exists.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pagecache.h"
+#include "bench.h"
+
+#define MIN_BUDGET	(4ull << 20)
+#define BENCH_DURATION	30.0	/* WORKLOADS.md: readtwice's default */
+#define SUITE_DURATION	5.0
+#define SUITE_MAX_TIME	510.0	/* s: `make run` within ten minutes */
+
+static void usage(FILE *f, bool suite)
+{
+	if (suite)
+		fprintf(f,
+"usage: pagecache run [bench options]\n"
+"\n"
+"Runs the default suite (seq-write, readtwice, aim7 disk_wrt and disk_rr,\n"
+"fsmark, tiobench at T=2, hotcold, cached-read) on every engine at a budget\n"
+"of 256M, 3 repetitions, timed workloads %.0f s each, then compares the\n"
+"engines (`pagecache compare`, the kernel's page cache as the base).\n"
+"Takes the options of `pagecache bench`.\n", SUITE_DURATION);
+	else
+		fprintf(f,
+"usage: pagecache bench [options]\n"
+"\n"
+"Runs workloads (WORKLOADS.md) against engines under one memory budget and\n"
+"writes a result file per workload x engine x config.\n");
+	fprintf(f,
+"\n"
+"  -w, --workload LIST   workloads or groups, comma-separated, or 'suite'\n"
+"                        (the default) or 'all'; see --list\n"
+"  -e, --engine LIST     pagecache,kernel,dontcache,direct (default: all)\n"
+"  -b, --budget SIZE     memory budget B, e.g. 256M (default 256M, min 4M)\n"
+"  -r, --reps N          repetitions of each run (default 3)\n"
+"  -s, --set KEY=VALUE   a pagecache config pair (repeatable), e.g.\n"
+"                        --set nodes=4 --set reclaim.batch_remove=1\n"
+"  -d, --duration SECS   timed workloads run this long; the others stop at\n"
+"                        three times it (default %.0f)\n"
+"      --max-time SECS   when the run, at its pace, would take longer, stop\n"
+"                        the untimed workloads sooner (run: %.0f; bench: off)\n"
+"  -o, --out DIR         result folder (default bench/results/<date>-<host>)\n"
+"      --dir DIR         test files go in a fresh folder under DIR, removed\n"
+"                        at the end (default /var/tmp: a disk, not tmpfs)\n"
+"      --label NAME      the pagecache engine's set name in results\n"
+"      --trace           record a trace of each pagecache repetition\n"
+"      --list            list workloads and engines, then exit\n"
+"  -h, --help            this help\n",
+		suite ? SUITE_DURATION : BENCH_DURATION, SUITE_MAX_TIME);
+}
+
+static void list(void)
+{
+	printf("workloads (group: name, headline, engines):\n");
+	for (int i = 0; i < pcb_nr_workloads; i++) {
+		const struct pcb_workload *w = pcb_workloads[i];
+		char eng[64] = "";
+
+		for (int e = 0; e < PCB_NR_ENGINES; e++)
+			if (w->engines & PCB_ENG(e)) {
+				strcat(eng, eng[0] ? "," : "");
+				strcat(eng, pcb_engines[e]->name);
+			}
+		printf("  %-12s %-20s %-18s %-4s %s%s\n    %s\n", w->group, w->name,
+		       w->metric, w->higher ? "(hi)" : "(lo)", eng,
+		       w->in_suite ? "  [suite]" : "", w->what);
+	}
+	printf("engines:\n");
+	for (int e = 0; e < PCB_NR_ENGINES; e++)
+		printf("  %-10s %s\n", pcb_engines[e]->name, pcb_engines[e]->what);
+}
+
+static int bad(const char *fmt, const char *what)
+{
+	fprintf(stderr, "pagecache bench: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, "\n");
+	return 2;
+}
+
+static void add_workload(struct pcb_opts *o, int i)
+{
+	for (int j = 0; j < o->nr_workloads; j++)
+		if (o->workloads[j] == i)
+			return;
+	if (o->nr_workloads < (int)(sizeof(o->workloads) / sizeof(o->workloads[0])))
+		o->workloads[o->nr_workloads++] = i;
+}
+
+static int parse_workloads(struct pcb_opts *o, const char *arg)
+{
+	char buf[1024], *save, *tok;
+
+	pcb_fmt(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+
+		for (int i = 0; i < pcb_nr_workloads; i++) {
+			const struct pcb_workload *w = pcb_workloads[i];
+
+			if (strcmp(tok, "all") == 0 || strcmp(w->name, tok) == 0 ||
+			    strcmp(w->group, tok) == 0 ||
+			    (strcmp(tok, "suite") == 0 && w->in_suite)) {
+				add_workload(o, i);
+				found = true;
+			}
+		}
+		if (!found) {
+			if (strcmp(tok, "numa-shuffle") == 0)
+				return bad("workload 'numa-shuffle' is not in this "
+					   "build yet (issue 8)%s", "");
+			return bad("unknown workload '%s' (see --list)", tok);
+		}
+	}
+	return 0;
+}
+
+static int parse_engines(struct pcb_opts *o, const char *arg)
+{
+	char buf[256], *save, *tok;
+
+	pcb_fmt(buf, sizeof(buf), "%s", arg);
+	o->engines = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int e = pcb_engine_find(tok);
+
+		if (strcmp(tok, "all") == 0)
+			o->engines = PCB_ENG_ALL;
+		else if (e < 0)
+			return bad("unknown engine '%s' (pagecache, kernel, "
+				   "dontcache, direct)", tok);
+		else
+			o->engines |= PCB_ENG(e);
+	}
+	if (!o->engines)
+		return bad("no engine in '%s'", arg);
+	return 0;
+}
+
+static int parse_set(struct pcb_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t len = strlen(o->sets);
+
+	if (!eq || eq == arg || !eq[1] || strpbrk(arg, " \t\n"))
+		return bad("--set wants KEY=VALUE, not '%s'", arg);
+	if (strncmp(arg, "memory=", 7) == 0)
+		return bad("--set %s: the budget is --budget", arg);
+	if (strncmp(arg, "trace=", 6) == 0)
+		return bad("--set %s: traces are --trace", arg);
+	if (len + strlen(arg) + 2 > sizeof(o->sets))
+		return bad("too many --set pairs (at '%s')", arg);
+	pcb_fmt(o->sets + len, sizeof(o->sets) - len, "%s%s", len ? " " : "", arg);
+	return 0;
+}
+
+static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
+{
+	enum { OPT_DIR = 256, OPT_LABEL, OPT_TRACE, OPT_LIST, OPT_MAX_TIME };
+	static const struct option longopts[] = {
+		{ "workload", required_argument, NULL, 'w' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "set", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *end;
+	int ch, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":w:e:b:r:s:d:o:h", longopts,
+				 NULL)) != -1) {
+		switch (ch) {
+		case 'w':
+			if ((err = parse_workloads(o, optarg)))
+				return err;
+			break;
+		case 'e':
+			if ((err = parse_engines(o, optarg)))
+				return err;
+			break;
+		case 'b':
+			if (pcb_parse_size(optarg, &o->budget) < 0)
+				return bad("bad --budget '%s' (a size: 256M, 1G)", optarg);
+			break;
+		case 'r':
+			o->reps = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || o->reps < 1 || o->reps > 1000)
+				return bad("bad --reps '%s' (1 to 1000)", optarg);
+			break;
+		case 's':
+			if ((err = parse_set(o, optarg)))
+				return err;
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->duration > 0) ||
+			    o->duration > 86400)
+				return bad("bad --duration '%s' (seconds, > 0)", optarg);
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case OPT_DIR:
+			o->dir = optarg;
+			break;
+		case OPT_MAX_TIME:
+			o->max_time = strtod(optarg, &end);
+			if (*end || end == optarg || o->max_time < 0)
+				return bad("bad --max-time '%s' (seconds, 0: off)", optarg);
+			break;
+		case OPT_LABEL:
+			if (!*optarg || strpbrk(optarg, "/ \t"))
+				return bad("bad --label '%s' (no spaces or slashes)",
+					   optarg);
+			o->label = optarg;
+			break;
+		case OPT_TRACE:
+			o->trace = true;
+			break;
+		case OPT_LIST:
+			list();
+			return -1;
+		case 'h':
+			usage(stdout, suite);
+			return -1;
+		case ':':
+			return bad("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return bad("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument '%s' (see --help)", argv[optind]);
+	return 0;
+}
+
+/* Would the library take this config?  Tried in a child: it allocates. */
+static int check_config(const char *config)
+{
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		pc_cache *c = NULL;
+		int err = pc_cache_create(&c, config);
+
+		if (err == 0)
+			pc_cache_destroy(c);
+		_exit(err < 0 ? (-err & 0xff) : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		return -EFAULT;
+	return -WEXITSTATUS(status);
+}
+
+static int checks(struct pcb_opts *o)
+{
+	char size[32], size2[32];
+	uint64_t avail = pcb_mem_available(), freeb = 0, need = 0;
+	const char *needed_by = "";
+	struct stat st;
+	int err;
+
+	pcb_fmt_size(o->budget, size, sizeof(size));
+	if (o->budget < MIN_BUDGET)
+		return bad("budget %s too small: at least 4M", size);
+	if (avail && o->budget > avail / 10 * 9)
+		return bad("budget %s is more than this machine has available", size);
+	if (stat(o->dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(o->dir, W_OK) < 0)
+		return bad("--dir %s: not a writable folder", o->dir);
+	if ((o->engines & (PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_DIRECT))) &&
+	    (err = pcb_probe_direct(o->dir)) < 0) {
+		fprintf(stderr, "pagecache bench: --dir %s refuses O_DIRECT (%s%s): "
+			"the pagecache and direct engines need it; use a folder "
+			"on a disk, or --engine kernel,dontcache\n", o->dir,
+			strerror(-err), pcb_dir_is_tmpfs(o->dir) ? ", tmpfs" : "");
+		return 2;
+	}
+
+	/* free space for the largest workload, and a margin */
+	for (int i = 0; i < o->nr_workloads; i++) {
+		const struct pcb_workload *w = pcb_workloads[o->workloads[i]];
+		struct pcb_params par = { 0 };
+		uint64_t d;
+
+		w->params(&par, o);
+		d = w->disk(&par);
+		if (d > need) {
+			need = d;
+			needed_by = w->name;
+		}
+	}
+	need += need / 10 + (16u << 20);
+	if (pcb_free_space(o->dir, &freeb) == 0 && freeb < need) {
+		fprintf(stderr, "pagecache bench: not enough free space in %s for "
+			"budget %s: %s needs %s, %s free\n", o->dir, size, needed_by,
+			pcb_fmt_size(need >> 20 << 20, size2, sizeof(size2)),
+			pcb_fmt_size(freeb >> 20 << 20, size, sizeof(size)));
+		return 2;
+	}
+
+	if ((o->engines & PCB_ENG(PCB_DONTCACHE)) &&
+	    (err = pcb_probe_dontcache(o->dir)) < 0) {
+		pcb_fmt(o->na[PCB_DONTCACHE], sizeof(o->na[0]),
+			 "the kernel refuses RWF_DONTCACHE on %s (%s)", o->dir,
+			 strerror(-err));
+		printf("dontcache: skipped: %s\n", o->na[PCB_DONTCACHE]);
+	}
+	if (o->engines & PCB_ENG(PCB_PAGECACHE)) {
+		char config[PCB_MAX_SETS + 32];
+
+		pcb_fmt(config, sizeof(config), "memory=%s%s%s", size,
+			 o->sets[0] ? " " : "", o->sets);
+		if ((err = check_config(config)) < 0) {
+			fprintf(stderr, "pagecache bench: the library refuses the "
+				"config \"%s\": %s\n", config, strerror(-err));
+			return 2;
+		}
+	}
+	if (mkdir(o->out, 0755) < 0 && errno != EEXIST) {
+		/* bench/results/<stamp>: make the parents too */
+		char path[1024];
+
+		pcb_fmt(path, sizeof(path), "%s", o->out);
+		for (char *p = path + 1; *p; p++)
+			if (*p == '/') {
+				*p = 0;
+				mkdir(path, 0755);
+				*p = '/';
+			}
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "pagecache bench: cannot make --out %s: %s\n",
+				o->out, strerror(errno));
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static int bench(int argc, char **argv, bool suite, char ***files)
+{
+	static char out[512];
+	struct pcb_opts *o = calloc(1, sizeof(*o));
+	char host[64] = "host", stamp[32], size[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int rc;
+
+	if (!o)
+		return 1;
+	o->budget = 256ull << 20;
+	o->reps = 3;
+	o->duration = suite ? SUITE_DURATION : BENCH_DURATION;
+	o->max_time = suite ? SUITE_MAX_TIME : 0;
+	o->cpus = cpus > 0 ? (int)cpus : 1;
+	o->dir = "/var/tmp";
+	o->engines = PCB_ENG_ALL;
+	o->tty = isatty(STDERR_FILENO);
+	rc = parse(o, argc, argv, suite);
+	if (rc) {
+		free(o);
+		return rc < 0 ? 0 : rc;
+	}
+	if (!o->nr_workloads)
+		parse_workloads(o, "suite");
+	if (!o->out) {
+		gethostname(host, sizeof(host) - 1);
+		host[strcspn(host, ".")] = 0;
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		pcb_fmt(out, sizeof(out), "bench/results/%s-%s", stamp, host);
+		o->out = out;
+	}
+	rc = checks(o);
+	if (rc) {
+		free(o);
+		return rc;
+	}
+	pcb_fmt_size(o->budget, size, sizeof(size));
+	printf("pagecache %s: %d workload%s, budget %s, %d rep%s, timed runs %g s; "
+	       "test files under %s; results in %s\n", suite ? "run" : "bench",
+	       o->nr_workloads, o->nr_workloads == 1 ? "" : "s", size, o->reps,
+	       o->reps == 1 ? "" : "s", o->duration, o->dir, o->out);
+	fflush(stdout);
+	rc = pcb_run_all(o, files);
+	free(o);
+	return rc;
+}
+
+int pc_bench_main(int argc, char **argv)
+{
+	return bench(argc, argv, false, NULL);
+}
+
+int pc_bench_suite_main(int argc, char **argv, char ***files)
+{
+	*files = NULL;
+	return bench(argc, argv, true, files);
+}

@@ -1,0 +1,333 @@
+/*
+ * tools/bench/rep.c - one repetition, inside its child process.
+ *
+ *   prepare      the workload's files, made without the engine (util.c)
+ *   drop         the kernel's cache of them: fdatasync + FADV_DONTNEED
+ *   start        the engine (pagecache: a fresh pc_cache, budget touched)
+ *   counters     snapshot ─┐
+ *   sampler      10 Hz ────┤  the workload's measured part, deadline set
+ *   run          ──────────┘
+ *   counters     snapshot: deltas, rusage, derived figures
+ *   stop         the engine (pagecache: pc_cache_destroy writes back)
+ *
+ * and the result, one JSON object (pcb_rep_run's comment in bench.h).
+ *
+ * The sampler is the only other thread this file starts; it owns its
+ * arrays until joined.  r->metrics and r->directions belong to the
+ * workload's main thread (worker threads hand their figures back to it).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "bench.h"
+
+volatile sig_atomic_t pcb_stop;
+
+#define SAMPLE_NS	(100 * 1000 * 1000ull)	/* 10 Hz */
+#define SAMPLE_MAX	(36000)			/* an hour of them */
+
+bool pcb_time_up(const struct pcb_run *r)
+{
+	return pcb_stop || (r->deadline_ns && pcb_now_ns() >= r->deadline_ns);
+}
+
+void pcb_metric(struct pcb_run *r, const char *name, double v)
+{
+	if (isfinite(v))
+		json_object_set_new(r->metrics, name, json_real(v));
+}
+
+void pcb_direction(struct pcb_run *r, const char *name, bool higher)
+{
+	json_object_set_new(r->directions, name, json_boolean(higher));
+}
+
+bool pcb_vm(const struct pcb_run *r, const char *name, double *v)
+{
+	json_t *j = r->vm ? json_object_get(r->vm, name) : NULL;
+
+	if (!json_is_integer(j))
+		return false;
+	*v = (double)json_integer_value(j);
+	return true;
+}
+
+/* Any thread of the workload may fail: the first message wins. */
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int pcb_fail(struct pcb_run *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&fail_lock);
+	if (!r->err[0]) {
+		va_start(ap, fmt);
+		vsnprintf(r->err, sizeof(r->err), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&fail_lock);
+	return err;
+}
+
+const char *pcb_path(const struct pcb_run *r, char *buf, size_t len,
+		     const char *fmt, ...)
+{
+	va_list ap;
+	int n = pcb_fmt(buf, len, "%s/", r->dir);
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* The sampler thread.                                                 */
+
+struct sampler {
+	struct pcb_run *r;
+	pthread_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;			/* under lock */
+	uint64_t t0;
+	size_t n;			/* owned by the thread until joined */
+	double *t;
+	uint64_t *v[PCB_NR_SAMPLES];
+};
+
+static void sample_once(struct sampler *s)
+{
+	uint64_t v[PCB_NR_SAMPLES] = { 0 };
+
+	if (s->n == SAMPLE_MAX || s->r->ops->sample(s->r, v) < 0)
+		return;
+	s->t[s->n] = pcb_secs(pcb_now_ns() - s->t0);
+	for (int i = 0; i < PCB_NR_SAMPLES; i++)
+		s->v[i][s->n] = v[i];
+	s->n++;
+}
+
+static void *sampler_main(void *p)
+{
+	struct sampler *s = p;
+	uint64_t tick = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		struct timespec ts;
+		uint64_t when;
+
+		pthread_mutex_unlock(&s->lock);
+		sample_once(s);
+		pthread_mutex_lock(&s->lock);
+		when = s->t0 + ++tick * SAMPLE_NS;
+		ts.tv_sec = (time_t)(when / 1000000000u);
+		ts.tv_nsec = (long)(when % 1000000000u);
+		while (!s->stop && pcb_now_ns() < when)
+			pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	sample_once(s);			/* the state at the end */
+	return NULL;
+}
+
+static int sampler_start(struct sampler *s, struct pcb_run *r)
+{
+	pthread_condattr_t ca;
+
+	memset(s, 0, sizeof(*s));
+	s->r = r;
+	s->t = calloc(SAMPLE_MAX, sizeof(double));
+	for (int i = 0; i < PCB_NR_SAMPLES; i++)
+		s->v[i] = calloc(SAMPLE_MAX, sizeof(uint64_t));
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	s->t0 = pcb_now_ns();
+	for (int i = 0; i < PCB_NR_SAMPLES; i++)
+		if (!s->v[i])
+			return -ENOMEM;
+	if (!s->t)
+		return -ENOMEM;
+	return -pthread_create(&s->tid, NULL, sampler_main, s);
+}
+
+static json_t *sampler_stop(struct sampler *s, bool started)
+{
+	json_t *o = json_object(), *a;
+
+	if (started) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->tid, NULL);
+	}
+	a = json_array();
+	for (size_t j = 0; j < s->n; j++)
+		json_array_append_new(a, json_real(round(s->t[j] * 1000) / 1000));
+	json_object_set_new(o, "t", a);
+	for (int i = 0; i < PCB_NR_SAMPLES; i++) {
+		a = json_array();
+		for (size_t j = 0; j < s->n; j++)
+			json_array_append_new(a, json_integer((json_int_t)s->v[i][j]));
+		json_object_set_new(o, pcb_sample_names[i], a);
+		free(s->v[i]);
+	}
+	free(s->t);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters.                                                           */
+
+static json_t *delta(json_t *before, json_t *after)
+{
+	json_t *d = json_object(), *v;
+	const char *k;
+
+	if (!before || !after)
+		return d;
+	json_object_foreach(after, k, v) {
+		json_t *b = json_object_get(before, k);
+
+		if (json_is_integer(v) && json_is_integer(b))
+			json_object_set_new(d, k, json_integer(
+				json_integer_value(v) - json_integer_value(b)));
+	}
+	return d;
+}
+
+static double tv_secs(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Figures every workload gets where the engine's counters allow. */
+static void derive_common(struct pcb_run *r, const struct rusage *ru0,
+			  const struct rusage *ru1)
+{
+	static const char *const prefix[] = { "memcg.", "" };
+	double d, k;
+
+	pcb_metric(r, "user-seconds", tv_secs(ru1->ru_utime) - tv_secs(ru0->ru_utime));
+	pcb_metric(r, "sys-seconds", tv_secs(ru1->ru_stime) - tv_secs(ru0->ru_stime));
+	/* the cgroup's own reclaim first (v2 counts it), then the machine's */
+	for (int i = 0; i < 2; i++) {
+		char kd[64], kk[64];
+
+		pcb_fmt(kd, sizeof(kd), "%spgsteal_direct", prefix[i]);
+		pcb_fmt(kk, sizeof(kk), "%spgsteal_kswapd", prefix[i]);
+		if (pcb_vm(r, kd, &d) && pcb_vm(r, kk, &k) && d + k > 0) {
+			pcb_metric(r, "direct-reclaim%", 100 * d / (d + k));
+			pcb_direction(r, "direct-reclaim%", false);
+			break;
+		}
+	}
+}
+
+/* The rep's metrics with the headline first (bench/results/README.md). */
+static json_t *ordered_metrics(struct pcb_run *r)
+{
+	json_t *o = json_object(), *v;
+	const char *k;
+
+	v = json_object_get(r->metrics, r->wl->metric);
+	if (v)
+		json_object_set(o, r->wl->metric, v);
+	json_object_foreach(r->metrics, k, v)
+		if (strcmp(k, r->wl->metric) != 0)
+			json_object_set(o, k, v);
+	return o;
+}
+
+json_t *pcb_rep_run(struct pcb_run *r)
+{
+	json_t *out = json_object(), *before = NULL, *after = NULL;
+	json_t *samples = NULL;
+	struct sampler s;
+	struct rusage ru0, ru1;
+	bool inited = false, sampling = false, started = false;
+	uint64_t limit_ns;
+	int err = 0;
+
+	r->metrics = json_object();
+	r->directions = json_object();
+	if (r->wl->prepare)
+		err = r->wl->prepare(r);
+	if (!err) {
+		pcb_drop_cache(r->dir);
+		err = r->ops->start(r);
+		started = err == 0;
+	}
+	if (!err) {
+		before = r->ops->vmstat(r);
+		getrusage(RUSAGE_SELF, &ru0);
+		err = sampler_start(&s, r);
+		inited = true;
+		sampling = err == 0;
+		if (err)
+			pcb_fail(r, err, "cannot start the sampler");
+	}
+	if (!err) {
+		/* timed workloads run for --duration; the others stop at the
+		 * runner's limit, so a slow engine cannot stall a suite */
+		limit_ns = (uint64_t)((r->wl->timed ? r->opt->duration : r->limit_s) * 1e9);
+		r->t0_ns = pcb_now_ns();
+		r->deadline_ns = r->t0_ns + limit_ns;
+		err = r->wl->run(r);
+		getrusage(RUSAGE_SELF, &ru1);
+		after = r->ops->vmstat(r);
+		r->vm = delta(before, after);
+		derive_common(r, &ru0, &ru1);
+		if (!err && r->wl->derive)
+			r->wl->derive(r);
+	}
+	samples = inited ? sampler_stop(&s, sampling) : json_object();
+	if (started && !pcb_stop) {
+		int e = r->ops->stop(r);
+
+		if (e < 0 && !err)
+			err = pcb_fail(r, e, "stopping the engine: %s",
+				       strerror(-e));
+	}
+
+	if (err == -EOPNOTSUPP) {
+		json_object_set_new(out, "status", json_string("n/a"));
+	} else if (err < 0 && !(pcb_stop && err == -EINTR)) {
+		if (!r->err[0])
+			pcb_fail(r, err, "%s", strerror(-err));
+		json_object_set_new(out, "status", json_string("error"));
+	} else if (!pcb_stop && !json_object_get(r->metrics, r->wl->metric)) {
+		pcb_fail(r, -EIO, "no %s figure", r->wl->metric);
+		json_object_set_new(out, "status", json_string("error"));
+	} else {
+		json_object_set_new(out, "status", json_string("ok"));
+		if (r->capped && !pcb_stop)
+			pcb_fail(r, 0, "stopped at its time limit of %.0f s",
+				 pcb_secs(r->deadline_ns - r->t0_ns));
+	}
+	json_object_set_new(out, "reason", json_string(r->err));
+	json_object_set_new(out, "partial", json_boolean(pcb_stop));
+	json_object_set_new(out, "metrics", ordered_metrics(r));
+	json_object_set_new(out, "directions", r->directions);
+	json_object_set_new(out, "vmstat", r->vm ? r->vm : json_object());
+	json_object_set_new(out, "samples", samples);
+	json_decref(r->metrics);
+	json_decref(before);
+	json_decref(after);
+	r->metrics = r->directions = r->vm = NULL;
+	return out;
+}

@@ -1,0 +1,526 @@
+/*
+ * tools/bench/runner.c - the parent: every run, one child per repetition.
+ *
+ *   for each workload, engine, config  (one result file each)
+ *     for each repetition
+ *       <test dir>/pagecache-bench.<pid>/<n>/      fresh, empty
+ *       fork ── child: enter the cgroup (kernel engines), pcb_rep_run(),
+ *               │      its JSON down the pipe, exit
+ *               └─ parent: read the pipe (progress line, watchdog), wait,
+ *                  remove the repetition's folder
+ *     write the result file, print its summary line
+ *
+ * The parent stays single-threaded and never touches an engine, so each
+ * child starts from a clean process, and a repetition that crashes or is
+ * killed by the OOM killer is recorded as an error.
+ *
+ * Ctrl-C (SIGINT; also SIGTERM, SIGHUP, SIGPIPE): the handler sets
+ * pcb_stop and forwards SIGINT to the running child, whose workload stops
+ * at its next check and still reports what it measured; a second Ctrl-C
+ * kills the child.  The run then stops: results so far are written (the
+ * interrupted one marked partial), the test files are removed, and the
+ * exit code is 130.  `child` and `signals` are written by the handler and
+ * read by the loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static volatile pid_t child;
+static volatile sig_atomic_t signals;
+
+static void on_signal(int sig)
+{
+	pid_t c = child;
+
+	(void)sig;
+	pcb_stop = 1;
+	signals++;
+	if (c > 0)
+		kill(c, signals > 1 ? SIGKILL : SIGINT);
+}
+
+static void child_on_signal(int sig)
+{
+	(void)sig;
+	pcb_stop = 1;
+}
+
+static void catch(void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* the terminal went away */
+	sigaction(SIGPIPE, &sa, NULL);	/* `pagecache bench | head` */
+}
+
+/* Everything one run (workload x engine x config) needs. */
+struct run_ctx {
+	const struct pcb_opts *opt;
+	const struct pcb_workload *wl;
+	const struct pcb_engine_ops *ops;
+	const struct pcb_params *par;
+	const struct pcb_cgroup *cg;
+	const char *root;		/* the test folder of this invocation */
+	char config[PCB_MAX_SETS + 64];
+	char label[128];
+	int index, total;		/* for the progress line */
+	uint64_t t_start;		/* the whole invocation's start */
+	int reps_total, reps_done;	/* repetitions to run, and run */
+};
+
+/*
+ * The time limit of an untimed repetition: three times --duration, unless
+ * the run, at its pace so far, would overrun --max-time; then the time
+ * left shared among the repetitions left (at least one second).
+ */
+static double rep_limit(const struct run_ctx *c)
+{
+	double limit = 3 * c->opt->duration, elapsed, left, pace;
+	int reps_left = c->reps_total - c->reps_done;
+
+	if (c->opt->max_time <= 0 || reps_left <= 0 || c->reps_done == 0)
+		return limit;
+	elapsed = pcb_secs(pcb_now_ns() - c->t_start);
+	pace = elapsed / c->reps_done;
+	if (elapsed + pace * reps_left <= c->opt->max_time)
+		return limit;
+	left = (c->opt->max_time - elapsed) / reps_left * 0.8;
+	return left < 1 ? 1 : left < limit ? left : limit;
+}
+
+static void progress(const struct run_ctx *c, int rep, uint64_t t0)
+{
+	if (!c->opt->tty)
+		return;
+	fprintf(stderr, "\r\033[K[%d/%d] %s  %s  rep %d/%d  %.1fs  (total %.0fs)",
+		c->index, c->total, c->wl->name, c->label, rep, c->opt->reps,
+		pcb_secs(pcb_now_ns() - t0), pcb_secs(pcb_now_ns() - c->t_start));
+	fflush(stderr);
+}
+
+static void progress_clear(const struct pcb_opts *opt)
+{
+	if (opt->tty) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+	}
+}
+
+static json_t *error_rep(const char *fmt, const char *what)
+{
+	char msg[256];
+
+	pcb_fmt(msg, sizeof(msg), fmt, what);
+	return json_pack("{s:s, s:s, s:b}", "status", "error", "reason", msg,
+			 "partial", (int)pcb_stop);
+}
+
+static void __attribute__((noreturn))
+child_main(const struct run_ctx *c, const char *dir, int rep,
+	   const char *trace, int fd)
+{
+	struct pcb_run r;
+	json_t *out;
+	char *text;
+	size_t len, off = 0;
+	int err;
+
+	catch(child_on_signal);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(&r, 0, sizeof(r));
+	r.wl = c->wl;
+	r.ops = c->ops;
+	r.par = c->par;
+	r.opt = c->opt;
+	r.dir = dir;
+	r.rep = rep;
+	r.limit_s = rep_limit(c);
+	r.config = c->config;
+	if (c->ops->in_cgroup && c->cg->ok) {
+		r.cgroup = c->cg->dir;
+		r.cg_version = c->cg->version;
+	}
+	char config[sizeof(c->config) + 1100];
+	if (trace) {
+		pcb_fmt(config, sizeof(config), "%s trace=%s/%s", c->config,
+			 c->opt->out, trace);
+		r.config = config;
+	}
+	if (r.cgroup && (err = pcb_cgroup_enter(c->cg)) < 0)
+		out = error_rep("cannot enter the memory cgroup: %s",
+				strerror(-err));
+	else
+		out = pcb_rep_run(&r);
+	if (trace)
+		json_object_set_new(out, "trace", json_string(trace));
+	text = json_dumps(out, JSON_COMPACT);
+	len = text ? strlen(text) : 0;
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	_exit(0);
+}
+
+/* Why a child ended without a word. */
+static json_t *child_death(const struct run_ctx *c, int status)
+{
+	char what[160];
+
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		pcb_fmt(what, sizeof(what), "signal %d (%s)%s", sig,
+			 strsignal(sig),
+			 sig == SIGKILL && c->ops->in_cgroup && c->cg->ok ?
+			 ", the memory cgroup's OOM killer?" : "");
+		return error_rep("the repetition was killed by %s", what);
+	}
+	pcb_fmt(what, sizeof(what), "%d", WEXITSTATUS(status));
+	return error_rep("the repetition exited with %s and no figures", what);
+}
+
+static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
+{
+	char dir[1100];
+	int fds[2], status = 0;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	uint64_t t0 = pcb_now_ns(), limit_ns, killed_at = 0;
+	json_t *out;
+	pid_t pid;
+
+	pcb_fmt(dir, sizeof(dir), "%s/%d", c->root, rep);
+	pcb_rmtree(dir);
+	if (pcb_mkdir(dir) < 0)
+		return error_rep("cannot make %s", dir);
+	if (c->ops->in_cgroup)
+		pcb_cgroup_reset(c->cg);
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error_rep("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return error_rep("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(c, dir, rep, trace, fds[1]);
+	}
+	child = pid;
+	if (pcb_stop)			/* Ctrl-C raced the fork */
+		kill(pid, SIGINT);
+	close(fds[1]);
+
+	/* the watchdog: a hung engine must not hang the suite */
+	limit_ns = (uint64_t)(c->opt->duration * 1e9) * 4 + 120000000000ull;
+	for (;;) {
+		struct pollfd pfd = { fds[0], POLLIN, 0 };
+		int n = poll(&pfd, 1, 200);
+		uint64_t now = pcb_now_ns();
+
+		progress(c, rep, t0);
+		if (!killed_at && now - t0 > limit_ns) {
+			kill(pid, SIGINT);
+			killed_at = now;
+		} else if (killed_at && now - killed_at > 10000000000ull) {
+			kill(pid, SIGKILL);
+		}
+		if (n <= 0)
+			continue;
+		if (len + 65536 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 131072);
+
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		ssize_t got = read(fds[0], buf + len, cap - len - 1);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child = 0;
+	pcb_rmtree(dir);
+
+	out = NULL;
+	if (buf && len) {
+		buf[len] = 0;
+		out = json_loads(buf, 0, NULL);
+	}
+	free(buf);
+	if (!out)
+		out = child_death(c, status);
+	if (killed_at) {
+		json_object_set_new(out, "status", json_string("error"));
+		json_object_set_new(out, "reason", json_string(
+			"the repetition overran its time limit and was stopped"));
+	}
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Does --set give any of the keys of @pairs ("k=v k2=v2")? */
+static bool set_has_key(const char *sets, const char *pairs)
+{
+	for (const char *q = pairs; *q; q += strcspn(q, " "), q += *q == ' ') {
+		size_t klen = strcspn(q, "=");
+
+		for (const char *p = sets; *p; p += strcspn(p, " "), p += *p == ' ')
+			if (strncmp(p, q, klen) == 0 && p[klen] == '=')
+				return true;
+	}
+	return false;
+}
+
+/* The configs of one engine for one workload: 0 is the base. */
+static int nr_configs(const struct pcb_opts *opt, const struct pcb_workload *wl,
+		      int e, const char *variants[3])
+{
+	int n = 0;
+
+	variants[n++] = "";
+	if (e != PCB_PAGECACHE)
+		return n;
+	for (int i = 0; i < 2 && wl->pc_variants[i]; i++)
+		if (!set_has_key(opt->sets, wl->pc_variants[i]))
+			variants[n++] = wl->pc_variants[i];
+	return n;
+}
+
+static void make_names(struct run_ctx *c, int e, const char *variant)
+{
+	const struct pcb_opts *o = c->opt;
+	char size[32], extra[PCB_MAX_SETS + 32];
+
+	pcb_fmt_size(o->budget, size, sizeof(size));
+	if (e != PCB_PAGECACHE) {
+		char lim[32];
+
+		/* the limit in force, or none */
+		pcb_fmt_size(c->cg->limit, lim, sizeof(lim));
+		if (c->ops->in_cgroup && c->cg->ok)
+			pcb_fmt(c->config, sizeof(c->config), "memory=%s memcg.v%d.limit=%s",
+				size, c->cg->version, lim);
+		else
+			pcb_fmt(c->config, sizeof(c->config), "memory=%s memcg=none", size);
+		pcb_fmt(c->label, sizeof(c->label), "%s", c->ops->name);
+		return;
+	}
+	pcb_fmt(extra, sizeof(extra), "%s%s%s", o->sets,
+		 o->sets[0] && variant[0] ? " " : "", variant);
+	pcb_fmt(c->config, sizeof(c->config), "memory=%s%s%s", size,
+		 extra[0] ? " " : "", extra);
+	pcb_fmt(c->label, sizeof(c->label), "%s", o->label ? o->label : "pagecache");
+	if (!o->label && extra[0]) {
+		/* "pagecache+nodes=4,reclaim.batch_remove=1" */
+		size_t l = strlen(c->label);
+
+		pcb_fmt(c->label + l, sizeof(c->label) - l, "+%s", extra);
+		for (char *p = c->label + l; *p; p++)
+			if (*p == ' ')
+				*p = ',';
+	} else if (o->label && variant[0]) {
+		size_t l = strlen(c->label);
+
+		pcb_fmt(c->label + l, sizeof(c->label) - l, "+%s", variant);
+	}
+}
+
+static int engine_rank(const char *path)
+{
+	/* the comparison's base first: the kernel's page cache */
+	static const char *const order[] = { "-kernel", "-pagecache", "-dontcache",
+					     "-direct" };
+	for (int i = 0; i < 4; i++)
+		if (strstr(path, order[i]))
+			return i;
+	return 4;
+}
+
+static int cmp_files(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int d = engine_rank(x) - engine_rank(y);
+
+	return d ? d : strcmp(x, y);
+}
+
+int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
+{
+	struct pcb_cgroup cg = { 0 };
+	struct run_ctx c = { .opt = opt, .cg = &cg, .t_start = pcb_now_ns() };
+	char root[1024], **files = calloc(1, sizeof(char *));
+	int nfiles = 0, rc = 0;
+	bool need_cg = false, traced_note = false;
+	json_t *machine;
+
+	pcb_fmt(root, sizeof(root), "%s/pagecache-bench.%d", opt->dir, (int)getpid());
+	c.root = root;
+	if (pcb_mkdir(root) < 0) {
+		fprintf(stderr, "pagecache bench: cannot make %s: %s\n", root,
+			strerror(errno));
+		free(files);
+		return 1;
+	}
+	for (int e = 0; e < PCB_NR_ENGINES; e++)
+		if ((opt->engines & PCB_ENG(e)) && pcb_engines[e]->in_cgroup)
+			need_cg = true;
+	if (need_cg) {
+		char size[32], lim[32];
+
+		pcb_fmt_size(opt->budget, size, sizeof(size));
+		pcb_fmt_size(opt->budget + PCB_CGROUP_ALLOWANCE, lim, sizeof(lim));
+		if (pcb_cgroup_create(&cg, opt->budget + PCB_CGROUP_ALLOWANCE) == 0)
+			printf("kernel engines: memory cgroup v%d %s, limit %s "
+			       "(the budget, and %llu MiB for the process itself)\n",
+			       cg.version, cg.dir, lim,
+			       (unsigned long long)(PCB_CGROUP_ALLOWANCE >> 20));
+		else
+			printf("kernel engines: UNCONSTRAINED, no memory cgroup (%s): "
+			       "the kernel's cache may use all memory, not %s\n",
+			       cg.why, size);
+	}
+	machine = pcb_machine(opt->dir);
+	catch(on_signal);
+
+	for (int w = 0; w < opt->nr_workloads; w++)
+		for (int e = 0; e < PCB_NR_ENGINES; e++) {
+			const char *v[3];
+
+			const struct pcb_workload *wl = pcb_workloads[opt->workloads[w]];
+			int n;
+
+			if (!(opt->engines & PCB_ENG(e)))
+				continue;
+			n = nr_configs(opt, wl, e, v);
+			c.total += n;
+			if ((wl->engines & PCB_ENG(e)) && !opt->na[e][0])
+				c.reps_total += n * opt->reps;
+		}
+	printf("%-18s %-22s %-16s %-4s %-23s %s\n", "workload", "label",
+	       "metric", "", "      mean ± stddev", "reps");
+
+	for (int w = 0; w < opt->nr_workloads && !pcb_stop; w++) {
+		struct pcb_params par = { 0 };
+
+		c.wl = pcb_workloads[opt->workloads[w]];
+		c.wl->params(&par, opt);
+		c.par = &par;
+		for (int e = 0; e < PCB_NR_ENGINES && !pcb_stop; e++) {
+			const char *variants[3];
+			int nv;
+
+			if (!(opt->engines & PCB_ENG(e)))
+				continue;
+			c.ops = pcb_engines[e];
+			nv = nr_configs(opt, c.wl, e, variants);
+			for (int v = 0; v < nv && !pcb_stop; v++) {
+				struct pcb_result res;
+				bool served = c.wl->engines & PCB_ENG(e);
+
+				c.index++;
+				make_names(&c, e, variants[v]);
+				pcb_result_init(&res, c.wl, c.ops->name, c.label,
+						c.config, &par, machine,
+						c.ops->in_cgroup ? cg.ok : true);
+				if (!served)
+					pcb_result_set_status(&res, "n/a", c.wl->na_reason);
+				else if (opt->na[e][0])
+					pcb_result_set_status(&res, "n/a", opt->na[e]);
+				for (int rep = 1; served && !opt->na[e][0] &&
+				     rep <= opt->reps && !pcb_stop; rep++) {
+					char trace[600], *tr = NULL;
+
+					if (opt->trace && e == PCB_PAGECACHE) {
+						pcb_fmt(trace, sizeof(trace),
+							 "%s-%s-rep%d.trace",
+							 c.wl->name, c.label, rep);
+						for (char *p = trace; *p; p++)
+							if (*p == '/' || *p == ' ')
+								*p = '_';
+						tr = trace;
+						if (rep == 1)
+							json_object_set_new(res.root, "trace",
+									    json_string(trace));
+					} else if (opt->trace && !traced_note) {
+						printf("--trace: only the pagecache engine "
+						       "records traces\n");
+						traced_note = true;
+					}
+					pcb_result_add_rep(&res, run_rep(&c, rep, tr));
+					c.reps_done++;
+				}
+				progress_clear(opt);
+				if (pcb_result_write(&res, opt->out) < 0) {
+					fprintf(stderr, "pagecache bench: cannot write %s\n",
+						res.path);
+					rc = 1;
+				} else if (json_array_size(res.reps)) {
+					files[nfiles++] = strdup(res.path);
+					files = realloc(files, (size_t)(nfiles + 1) *
+							sizeof(char *));
+					files[nfiles] = NULL;
+				}
+				if (res.any_error)
+					rc = 1;
+				pcb_result_summary(&res, stdout);
+				fflush(stdout);
+				pcb_result_free(&res);
+			}
+		}
+	}
+	progress_clear(opt);
+	pcb_rmtree(root);
+	pcb_cgroup_destroy(&cg);
+	json_decref(machine);
+	printf("results: %s (%.0f s)\n", opt->out, pcb_secs(pcb_now_ns() - c.t_start));
+	if (pcb_stop) {
+		printf("interrupted: the last result is partial; test files removed\n");
+		rc = 130;
+	}
+	qsort(files, (size_t)nfiles, sizeof(char *), cmp_files);
+	if (files_out)
+		*files_out = files;
+	else
+		pc_bench_free_files(files);
+	return rc;
+}
+
+void pc_bench_free_files(char **files)
+{
+	for (char **f = files; f && *f; f++)
+		free(*f);
+	free(files);
+}

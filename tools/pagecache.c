@@ -1,0 +1,135 @@
+/*
+ * tools/pagecache.c - the `pagecache` command: subcommand dispatch.
+ *
+ *   pagecache bench ...     workloads against engines   tools/bench/
+ *   pagecache run ...       the default suite, then the comparison
+ *   pagecache compare ...   result files side by side   tools/compare/
+ *   pagecache trace ...     trace reports               tools/trace/
+ *   pagecache version | help [COMMAND]
+ *
+ * Each subcommand lives in its own folder behind one entry point,
+ * `int pc_<name>_main(int argc, char **argv)` with argv[0] the
+ * subcommand's name, returning the exit code.  This is the one file that
+ * defines main(): the tests link every other object of tools/.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "compare/compare.h"
+#include "trace/trace.h"
+
+#define PC_VERSION "0.1.0"
+
+static int run_main(int argc, char **argv);
+static int version_main(int argc, char **argv);
+static int help_main(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *what;
+} commands[] = {
+	{ "bench", pc_bench_main, "run workloads against engines, write result files" },
+	{ "run", run_main, "the default suite on every engine, then the comparison" },
+	{ "compare", pc_compare_main, "compare result files: LKP and mmtests tables, plots" },
+	{ "trace", pc_trace_main, "report on a trace recorded with bench --trace" },
+	{ "version", version_main, "print the version" },
+	{ "help", help_main, "help on the command or a subcommand" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pagecache COMMAND [options]\n\n"
+		"A page cache for programs, in user space, and its benchmark lab.\n\n"
+		"commands:\n");
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+	fprintf(f, "\n`pagecache COMMAND --help` for a command's options.\n");
+}
+
+static const struct command *find(const char *name)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* `pagecache run`: the suite, then the comparison of what it wrote. */
+static int run_main(int argc, char **argv)
+{
+	char **files = NULL, *cargv[1024];
+	int rc, crc, n = 0;
+
+	rc = pc_bench_suite_main(argc, argv, &files);
+	if (!files || !files[0] || (rc != 0 && rc != 1)) {
+		pc_bench_free_files(files);
+		return rc;
+	}
+	cargv[n++] = "compare";
+	for (char **f = files; *f && n < 1023; f++)
+		cargv[n++] = *f;
+	cargv[n] = NULL;
+	printf("\n");
+	fflush(stdout);
+	crc = pc_compare_main(n, cargv);
+	pc_bench_free_files(files);
+	return rc ? rc : crc;
+}
+
+static int version_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("pagecache %s\n", PC_VERSION);
+	return 0;
+}
+
+static int help_main(int argc, char **argv)
+{
+	const struct command *c;
+	char *hargv[] = { NULL, "--help", NULL };
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	c = find(argv[1]);
+	if (!c) {
+		fprintf(stderr, "pagecache: unknown command '%s'\n", argv[1]);
+		return 2;
+	}
+	if (c->main == help_main || c->main == version_main) {
+		printf("pagecache %s: %s\n", c->name, c->what);
+		return 0;
+	}
+	hargv[0] = (char *)c->name;
+	return c->main(2, hargv);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		return version_main(argc - 1, argv + 1);
+	c = find(argv[1]);
+	if (!c) {
+		fprintf(stderr, "pagecache: unknown command '%s' (see pagecache help)\n",
+			argv[1]);
+		return 2;
+	}
+	return c->main(argc - 1, argv + 1);
+}
