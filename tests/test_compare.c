@@ -413,6 +413,21 @@ static void test_hmean_row_and_lkp_sign(void **state)
 	run_free(&r);
 }
 
+/* Counter deltas show with --counters or --all, not by default. */
+static void test_counters_hidden_by_default(void **state)
+{
+	struct run r = compare("--format", "lkp", fx("seq-write"), NULL);
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "seq-write.vmstat."));
+	run_free(&r);
+	r = compare("--format", "lkp", "--counters", fx("seq-write"), NULL);
+	assert_int_equal(r.rc, 0);
+	assert_has(r.out, "seq-write.vmstat.");
+	run_free(&r);
+}
+
 static void test_geomean_table(void **state)
 {
 	struct run r = compare("--format", "lkp", fx("geomean-seed000"), NULL);
@@ -830,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_lkp_seed000),
 		cmocka_unit_test(test_mmtests_seed003),
 		cmocka_unit_test(test_hmean_row_and_lkp_sign),
+		cmocka_unit_test(test_counters_hidden_by_default),
 		cmocka_unit_test(test_geomean_table),
 		cmocka_unit_test(test_geomean_with_zero),
 		cmocka_unit_test(test_filter_and_all),

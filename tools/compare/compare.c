@@ -27,6 +27,7 @@ enum { FMT_LKP = 1, FMT_MMTESTS = 2, FMT_BOTH = 3 };
 struct opts {
 	int format;
 	bool all;
+	bool counters;
 	const char *plot;
 	double fail_below;	/* NAN: no gate */
 	char **paths;
@@ -34,7 +35,8 @@ struct opts {
 };
 
 static const char usage[] =
-"usage: pagecache compare [--format lkp|mmtests|both] [--all] [--plot DIR]\n"
+"usage: pagecache compare [--format lkp|mmtests|both] [--all] [--counters]\n"
+"                         [--plot DIR]\n"
 "                         [--fail-below PCT] RESULT...\n"
 "\n"
 "Compare benchmark results (files written by `pagecache bench`, or folders\n"
@@ -45,7 +47,9 @@ static const char usage[] =
 "  --format F        lkp: %stddev/%change columns and GEO-MEAN lines;\n"
 "                    mmtests: Min/Hmean|Amean/Stddev/CoeffVar/Max rows;\n"
 "                    both (the default)\n"
-"  --all             LKP table: every line, not only real changes\n"
+"  --all             LKP table: every line, not only real changes, and\n"
+"                    every counter\n"
+"  --counters        LKP table: the counters' deltas (vmstat, memcg) too\n"
 "  --plot DIR        PNG charts (through gnuplot) into DIR\n"
 "  --fail-below PCT  exit 1 when a headline metric of a set is worse than\n"
 "                    the base by more than PCT percent and the change is\n"
@@ -93,6 +97,10 @@ static int parse(int argc, char **argv, struct opts *o, FILE *out, FILE *err)
 		}
 		if (!strcmp(a, "--all")) {
 			o->all = true;
+			continue;
+		}
+		if (!strcmp(a, "--counters")) {
+			o->counters = true;
 			continue;
 		}
 		eq = strchr(a, '=');
@@ -179,7 +187,7 @@ int pc__compare_run(int argc, char **argv, FILE *out, FILE *err)
 	if (o.format & FMT_LKP) {
 		fprintf(out, "\nLKP style: %%change against %s; ± %%stddev shown "
 			"above 2%%\n\n", db.set[0]);
-		pc__cmp_print_lkp(&db, o.all, out);
+		pc__cmp_print_lkp(&db, o.all, o.counters, out);
 	}
 	if (o.format & FMT_MMTESTS) {
 		fprintf(out, "\nmmtests style: (%%) positive when better than %s;"

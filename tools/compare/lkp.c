@@ -271,7 +271,8 @@ out:
 	free(v);
 }
 
-size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, FILE *out)
+size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, bool counters,
+			 FILE *out)
 {
 	struct cell *cells = calloc(db->nset ? db->nset : 1, sizeof(*cells));
 	size_t hidden = 0, lines = 0;
@@ -289,6 +290,10 @@ size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, FILE *out)
 			char *label;
 
 			lines++;
+			if (m->vmstat && !all && !counters) {
+				hidden++;
+				continue;
+			}
 			if (!all && db->nset > 1 && !any_real(db, m) &&
 			    !(m->headline && c->status[0] &&
 			      strcmp(c->status[0], "ok"))) {

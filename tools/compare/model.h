@@ -94,8 +94,12 @@ int pc__cmp_note(struct pc_cmp_db *db, const char *fmt, ...)
 const struct pc_cmp_metric *pc__cmp_headline(const struct pc_cmp_case *c);
 
 /* lkp.c */
-/* The LKP table; returns the number of lines hidden (no real change). */
-size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, FILE *out);
+/*
+ * The LKP table; returns the number of lines hidden (no real change, or a
+ * counter delta without @counters).  @all shows every line.
+ */
+size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, bool counters,
+			 FILE *out);
 /* The value formats both tables and the gate use; buf >= 32 bytes. */
 const char *pc__cmp_fmt_value(double v, char *buf);
 const char *pc__cmp_fmt_change(double change, bool absolute, char *buf);
