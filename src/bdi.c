@@ -8,34 +8,70 @@
  *
  *   dirty_head -> m (dirtied 10:00:01) -> m (10:00:03) -> ... <- dirty_tail
  *
- * under b->lock.  A mapping joins when its first page is dirtied and
- * leaves when the flusher finds it clean.  The join and the leave race
- * without a lock on the fast path (on_dirty_list, nr_dirty): the dirtier
- * increments nr_dirty and then reads on_dirty_list; the flusher clears
- * on_dirty_list and then reads nr_dirty (both sequentially consistent), so
- * at least one of them sees the other and the mapping is never left dirty
- * and off the list.
+ * under b->lock.  A mapping joins at the tail when its first page is
+ * dirtied (dirtied_ns = now) and leaves when the flusher finds it clean.
+ * The join and the leave race without a lock on the fast path
+ * (on_dirty_list, nr_dirty): the dirtier increments nr_dirty and then
+ * reads on_dirty_list; the flusher clears on_dirty_list and then reads
+ * nr_dirty (both sequentially consistent), so at least one of them sees
+ * the other and the mapping is never left dirty and off the list.  A
+ * mapping the flusher took a chunk of goes back to the tail, its
+ * dirtied_ns raised to the tail's so the list stays in order.
  *
  * The flusher sleeps on wake_cond (wake_mtx) for the writeback interval
- * or until asked: BACKGROUND (dirty over the background threshold), RECLAIM
+ * (5 s) or until asked: BACKGROUND (dirty over the background threshold:
+ * the cache's, or with writeback.dirty_time_ms this device's own), RECLAIM
  * (reclaim met dirty pages at a tail), ALL (sync: write everything, then
- * bump `passes` and broadcast done_cond).  Each pass writes the oldest
- * mapping first, up to 1024 pages of it, and moves it to the tail if it is
- * still dirty; mappings dirty for longer than dirty_expire are written on
- * the interval wake-up even below the threshold.  It holds a reference on
- * the mapping it writes (taken under b->lock, unless the mapping is dying).
+ * bump `passes` and broadcast done_cond).  A pass (b->busy set while it
+ * runs; the throttle looks) writes the oldest mapping first, a chunk of
+ * it - half a second of bandwidth, at least 1024 pages - and moves it to
+ * the tail if it is still dirty, until the reason is gone; below the
+ * threshold, on the interval, it writes mappings dirty for longer than
+ * dirty_expire (30 s), each of them whole.  Mappings of unlinked files are
+ * passed over by background and expiry passes while dirty is below the
+ * throttle's freerun point: their pages will most likely die unwritten at
+ * the last close (aim7 disk_wrt); reclaim and sync passes write them.  It
+ * holds a reference on the mapping it writes (taken under b->lock, unless
+ * the mapping is dying).
  *
- * Bandwidth: written bytes are counted at I/O completion; every 200 ms of
- * activity the flusher folds the rate into write_bw (7/8 old + 1/8 new).
+ * A failing device: writes that fail leave their pages dirty (writeback.c),
+ * and a flusher that rewrote them at once would spin.  When the last write
+ * of the device failed (last_err_ns after last_ok_ns), background, expiry
+ * and reclaim passes stop for a back-off that doubles from 100 ms up to the
+ * interval at each pass that ends that way, and resets on a success
+ * (writeback_backoff counts them).  fsync and sync passes always try.
+ *
+ * Bandwidth: written bytes are counted at I/O completion, which also
+ * closes a 200 ms period when one has passed (bw_lock, trylock: the first
+ * completer does it, nobody waits).  write_bw is a decaying average of the
+ * periods' rates that falls slowly (7/8 old + 1/8 new) and rises fast
+ * (half-way to the new rate): an estimate too low starves the device (the
+ * throttle paces writers below its rate, the flusher stops at the
+ * background threshold, the queue drains), one too high only lets dirty
+ * climb the position-ratio curve, which holds it below the limit.  From
+ * the initial 100 MiB/s it reaches a 1.5 GB/s device in about 0.4 s.  A
+ * period longer than 1 s had idle time in it and is not sampled (as the
+ * kernel skips quiet periods).  The period's end also rolls the count of
+ * throttled threads (dirtiers, for writeback.c) and, with
+ * writeback.dirty_time_ms, recomputes the limits.
+ *
+ * The throttle's queue (throttle_mtx, throttle_cond, throttle_gen; a
+ * leaf lock): writers paced by writeback.c sleep on it with a timeout, and
+ * writeback.c's completion path ends every pause at once (a new
+ * generation) when dirty is back under the freerun point.  `throttled`
+ * counts the sleepers so that completions skip the lock when there are
+ * none.
  */
 #include <stdlib.h>
 #include <time.h>
 
 #include "internal.h"
 
-#define WB_CHUNK 1024		/* pages per mapping per turn */
+#define WB_CHUNK_MIN 1024	/* pages per mapping per turn, at least */
 #define BW_PERIOD_NS (200ull * 1000 * 1000)
+#define BW_IDLE_NS (5 * BW_PERIOD_NS)	/* a longer period is not sampled */
 #define INIT_BW (100ull << 20)	/* bytes/s before anything is measured */
+#define BACKOFF_MIN_MS 100
 
 static void list_del_locked(struct pc_bdi *b, struct pc_mapping *m)
 {
@@ -100,32 +136,103 @@ static bool retire_if_clean_locked(struct pc_bdi *b, struct pc_mapping *m)
 	return true;
 }
 
-void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes)
-{
-	atomic_fetch_add_explicit(&b->written, bytes, memory_order_relaxed);
-}
-
+/* Close the bandwidth period if 200 ms have passed; nobody waits for it. */
 static void update_bandwidth(struct pc_bdi *b)
 {
-	uint64_t now = pc__now_ns();
-	uint64_t written = atomic_load(&b->written);
-	uint64_t elapsed = now - b->bw_stamp_ns;
+	struct pc_cache *c = b->cache;
+	uint64_t now, elapsed, written, old, bw = 0;
+	unsigned n;
 
-	if (elapsed < BW_PERIOD_NS)
+	if (pthread_mutex_trylock(&b->bw_lock) != 0)
 		return;
-	if (written > b->bw_written && (atomic_load(&b->in_flight) ||
-					 elapsed < 4 * BW_PERIOD_NS)) {
-		uint64_t bw = (written - b->bw_written) * 1000000000ull / elapsed;
-		uint64_t old = atomic_load(&b->write_bw);
-
-		atomic_store(&b->write_bw, (old * 7 + bw) / 8);
-		pc__update_dirty_limits(b->cache);
+	now = pc__now_ns();
+	elapsed = now - b->bw_stamp_ns;
+	if (elapsed < BW_PERIOD_NS) {
+		pthread_mutex_unlock(&b->bw_lock);
+		return;
+	}
+	written = atomic_load(&b->written);
+	if (written > b->bw_written && elapsed <= BW_IDLE_NS) {
+		bw = (written - b->bw_written) * 1000000000ull / elapsed;
+		old = atomic_load(&b->write_bw);
+		bw = bw > old ? (old + bw) / 2 : (old * 7 + bw) / 8;
+		atomic_store(&b->write_bw, bw);
 	}
 	b->bw_stamp_ns = now;
 	b->bw_written = written;
+	n = atomic_exchange_explicit(&b->dirtiers_cur, 0, memory_order_relaxed);
+	atomic_store_explicit(&b->dirtiers, pc_max(n, 1u), memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->period, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&b->bw_lock);
+	if (bw && c->cfg.dirty_time_ms)
+		pc__update_dirty_limits(c);
 }
 
-/* The oldest dirty mapping, referenced, moved to the tail; or NULL. */
+void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&b->written, bytes, memory_order_relaxed);
+	update_bandwidth(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* The throttle's queue: writers pause here, completions end pauses.    */
+
+static void throttle_init(struct pc_bdi *b)
+{
+	pthread_condattr_t a;
+
+	pthread_mutex_init(&b->throttle_mtx, NULL);
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->throttle_cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
+static void throttle_fini(struct pc_bdi *b)
+{
+	pthread_cond_destroy(&b->throttle_cond);
+	pthread_mutex_destroy(&b->throttle_mtx);
+}
+
+int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns)
+{
+	uint64_t t0 = pc__now_ns(), gen;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000ll);
+	ts.tv_nsec += (long)(ns % 1000000000ll);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&b->throttle_mtx);
+	gen = b->throttle_gen;
+	atomic_fetch_add(&b->throttled, 1);
+	while (b->throttle_gen == gen &&
+	       pthread_cond_timedwait(&b->throttle_cond, &b->throttle_mtx,
+				      &ts) != ETIMEDOUT)
+		;
+	atomic_fetch_sub(&b->throttled, 1);
+	pthread_mutex_unlock(&b->throttle_mtx);
+	return (int64_t)(pc__now_ns() - t0);
+}
+
+void pc__bdi_throttle_wake(struct pc_bdi *b)
+{
+	pthread_mutex_lock(&b->throttle_mtx);
+	b->throttle_gen++;
+	pthread_cond_broadcast(&b->throttle_cond);
+	pthread_mutex_unlock(&b->throttle_mtx);
+}
+
+/* ------------------------------------------------------------------ */
+/* The flusher.                                                         */
+
+/*
+ * The oldest dirty mapping (dirtied before @older_than, if not 0),
+ * referenced, moved to the tail; or NULL.
+ */
 static struct pc_mapping *next_dirty(struct pc_bdi *b, uint64_t older_than)
 {
 	struct pc_mapping *m, *found = NULL;
@@ -141,10 +248,15 @@ static struct pc_mapping *next_dirty(struct pc_bdi *b, uint64_t older_than)
 			continue;
 		}
 		if (pc__mapping_tryget(m)) {
+			struct pc_mapping *tail = b->dirty_tail;
+
 			found = m;
-			list_del_locked(b, m);
-			list_add_tail_locked(b, m);
-			m->dirtied_ns = pc__now_ns();
+			if (tail != m) {
+				if (tail->dirtied_ns > m->dirtied_ns)
+					m->dirtied_ns = tail->dirtied_ns;
+				list_del_locked(b, m);
+				list_add_tail_locked(b, m);
+			}
 			break;
 		}
 		m = next;
@@ -153,28 +265,84 @@ static struct pc_mapping *next_dirty(struct pc_bdi *b, uint64_t older_than)
 	return found;
 }
 
-static uint64_t dirty_pages(struct pc_cache *c)
+/* Dirty above the background threshold, for this device's flusher? */
+static bool over_bg(struct pc_bdi *b)
 {
-	return pc__vmstat_sum(c, PC_VM_nr_dirty);
+	struct pc_cache *c = b->cache;
+	uint64_t bbg = atomic_load(&b->dirty_bg_limit);
+
+	if (bbg && atomic_load(&b->nr_dirty) > (int64_t)bbg)
+		return true;
+	return pc__vmstat_sum(c, PC_VM_nr_dirty) > atomic_load(&c->dirty_bg_limit);
 }
 
-/* Write mappings oldest first while @more says so; pages written. */
+/* An unlinked file's pages, while writers run free: leave them. */
+static bool leave_unlinked(struct pc_mapping *m)
+{
+	struct pc_cache *c = m->cache;
+	uint64_t dirty, freerun;
+	bool unlinked;
+
+	pthread_mutex_lock(&c->mappings_lock);
+	unlinked = m->unlinked;
+	pthread_mutex_unlock(&c->mappings_lock);
+	if (!unlinked)
+		return false;
+	dirty = pc__vmstat_sum(c, PC_VM_nr_dirty) +
+		pc__vmstat_sum(c, PC_VM_nr_writeback);
+	freerun = (atomic_load(&c->dirty_bg_limit) + atomic_load(&c->dirty_limit)) / 2;
+	return dirty < freerun;
+}
+
+/* The device's last write failed, a short while ago. */
+static bool failing(struct pc_bdi *b, uint64_t now)
+{
+	uint64_t err = atomic_load(&b->last_err_ns);
+	unsigned ms = pc_max(b->backoff_ms, (unsigned)BACKOFF_MIN_MS);
+
+	return err > atomic_load(&b->last_ok_ns) &&
+	       now - err < (uint64_t)ms * 1000000ull;
+}
+
+static unsigned list_length(struct pc_bdi *b)
+{
+	unsigned n = 0;
+
+	pc__lock(&b->lock);
+	for (struct pc_mapping *m = b->dirty_head; m; m = m->dirty_next)
+		n++;
+	pc__unlock(&b->lock);
+	return n;
+}
+
+/* Pages per mapping per turn: half a second of bandwidth, whole requests. */
+static long chunk_pages(struct pc_bdi *b)
+{
+	uint64_t half = (atomic_load(&b->write_bw) / 2) >> PC_PAGE_SHIFT;
+
+	half -= half % PC_MAX_IO_PAGES;
+	return (long)pc_max(half, (uint64_t)WB_CHUNK_MIN);
+}
+
+/* Write mappings oldest first while @work says so; pages written. */
 static uint64_t write_some(struct pc_bdi *b, unsigned work)
 {
 	struct pc_cache *c = b->cache;
 	uint64_t total = 0;
-	unsigned idle_turns = 0;
+	unsigned idle_turns = 0, skips = 0, listed = list_length(b);
 	uint64_t expire = (uint64_t)c->cfg.dirty_expire_ms * 1000000ull;
-	uint64_t now = pc__now_ns();
+	bool all = work & PC_WB_ALL;
 
 	for (;;) {
-		bool bg = dirty_pages(c) > atomic_load(&c->dirty_bg_limit);
-		uint64_t older = 0;
+		uint64_t now = pc__now_ns(), older = 0;
+		bool bg = over_bg(b);
 		struct pc_mapping *m;
-		long budget = WB_CHUNK;
+		long budget;
 		int n;
 
-		if (atomic_load(&b->stop) && !(work & PC_WB_ALL))
+		if (atomic_load(&b->stop) && !all)
+			break;
+		if (!all && failing(b, now))
 			break;
 		if (!(work & (PC_WB_ALL | PC_WB_RECLAIM)) && !bg) {
 			/* Below the threshold: only what has expired. */
@@ -185,8 +353,16 @@ static uint64_t write_some(struct pc_bdi *b, unsigned work)
 		m = next_dirty(b, older);
 		if (!m)
 			break;
-		n = pc__writeback_range(m, 0, UINT64_MAX, work & PC_WB_ALL,
-					(work & PC_WB_ALL) ? NULL : &budget);
+		if (!all && !(work & PC_WB_RECLAIM) && leave_unlinked(m)) {
+			pc__mapping_put(m);	/* it went to the tail */
+			if (++skips > listed)
+				break;	/* round the list: nothing else */
+			continue;
+		}
+		budget = chunk_pages(b);
+		if (older)	/* expired: all of it, not a chunk */
+			budget += (long)atomic_load(&m->nr_dirty);
+		n = pc__writeback_range(m, 0, UINT64_MAX, all, all ? NULL : &budget);
 		pc__fix_disk_size(m);
 		pc__mapping_put(m);
 		total += (uint64_t)n;
@@ -194,11 +370,29 @@ static uint64_t write_some(struct pc_bdi *b, unsigned work)
 			break;
 		if (n)
 			idle_turns = 0;
-		if ((work & PC_WB_RECLAIM) && total >= WB_CHUNK && !bg)
+		if ((work & PC_WB_RECLAIM) && total >= WB_CHUNK_MIN && !bg)
 			work &= ~PC_WB_RECLAIM;
 		update_bandwidth(b);
 	}
 	return total;
+}
+
+/*
+ * After a pass that wrote @written pages: a device whose last write failed
+ * is left alone longer each time; one that wrote is tried at once.
+ */
+static void adjust_backoff(struct pc_bdi *b, uint64_t written)
+{
+	struct pc_cache *c = b->cache;
+
+	if (atomic_load(&b->last_err_ns) <= atomic_load(&b->last_ok_ns)) {
+		b->backoff_ms = 0;
+	} else if (written) {
+		b->backoff_ms = b->backoff_ms
+			? pc_min(b->backoff_ms * 2, c->cfg.writeback_interval_ms)
+			: BACKOFF_MIN_MS;
+		pc__inc(c, 0, writeback_backoff);
+	}
 }
 
 static void *flusher(void *arg)
@@ -214,6 +408,10 @@ static void *flusher(void *arg)
 			struct timespec ts;
 			uint64_t ms = c->cfg.writeback_interval_ms;
 
+			/* A failing device is tried again after its back-off. */
+			if (b->backoff_ms && atomic_load(&b->nr_dirty) > 0)
+				ms = pc_min(ms, (uint64_t)b->backoff_ms);
+
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += (time_t)(ms / 1000);
 			ts.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -226,8 +424,10 @@ static void *flusher(void *arg)
 		work = b->work;
 		b->work = 0;
 		pthread_mutex_unlock(&b->wake_mtx);
+		atomic_store(&b->busy, true);
 		pc__inc(c, 0, flusher_wakeups);
-		write_some(b, work);
+		adjust_backoff(b, write_some(b, work));
+		atomic_store(&b->busy, false);
 		update_bandwidth(b);
 		pthread_mutex_lock(&b->wake_mtx);
 		if (work & PC_WB_ALL) {
@@ -251,6 +451,7 @@ void pc__bdi_wakeup(struct pc_bdi *b, unsigned work)
 
 struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 {
+	bool created = false;
 	struct pc_bdi *b;
 
 	pthread_mutex_lock(&c->bdi_lock);
@@ -266,10 +467,18 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	pthread_mutex_init(&b->wake_mtx, NULL);
 	pthread_cond_init(&b->wake_cond, NULL);
 	pthread_cond_init(&b->done_cond, NULL);
+	pthread_mutex_init(&b->bw_lock, NULL);
+	throttle_init(b);
 	atomic_store(&b->write_bw, INIT_BW);
+	atomic_store(&b->dirtiers, 1);
 	b->bw_stamp_ns = pc__now_ns();
 	if (pthread_create(&b->thread, NULL, flusher, b) != 0) {
 		pc__lock_destroy(&b->lock);
+		pthread_mutex_destroy(&b->wake_mtx);
+		pthread_cond_destroy(&b->wake_cond);
+		pthread_cond_destroy(&b->done_cond);
+		pthread_mutex_destroy(&b->bw_lock);
+		throttle_fini(b);
 		free(b);
 		b = NULL;
 		goto out;
@@ -277,8 +486,11 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	b->started = true;
 	b->next = c->bdis;
 	c->bdis = b;
+	created = true;
 out:
 	pthread_mutex_unlock(&c->bdi_lock);
+	if (created && c->cfg.dirty_time_ms)
+		pc__update_dirty_limits(c);	/* its share of the limit */
 	return b;
 }
 
@@ -329,6 +541,8 @@ void pc__bdis_fini(struct pc_cache *c)
 		pthread_mutex_destroy(&b->wake_mtx);
 		pthread_cond_destroy(&b->wake_cond);
 		pthread_cond_destroy(&b->done_cond);
+		pthread_mutex_destroy(&b->bw_lock);
+		throttle_fini(b);
 		free(b);
 	}
 }

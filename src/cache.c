@@ -6,8 +6,9 @@
  * backend, its page wait queues, its counters, its bdis with their flusher
  * threads, one kswapd per node, and the mappings of the files opened
  * through it.  Start order: config, counters, waits, nodes (the frames are
- * allocated and touched), I/O, kswapd, trace.  Stop order: close files,
- * write everything back, stop flushers, stop kswapd, free.
+ * allocated and touched), I/O, kswapd, trace, the NUMA balancing scanner
+ * (numa.balancing).  Stop order: stop the scanner, close files, write
+ * everything back, stop flushers, stop kswapd, free.
  *
  * Per-thread contexts (struct pc_tctx) carry a thread's node, its vmstat
  * shard and its LRU batches.  A thread finds its context for a cache in a
@@ -209,7 +210,7 @@ static void config_defaults(struct pc_config *cfg)
 	cfg->memory = 64ull << 20;
 	cfg->nodes = 1;
 	strcpy(cfg->io, "uring");
-	cfg->ra_max_pages = 128;		/* 512 KiB: see readahead.c */
+	cfg->ra_max_pages = PC_RA_MAX_AUTO;	/* 2 MiB or less: see readahead.c */
 	cfg->batch_remove = 2;			/* sorted */
 	cfg->contention_backoff = 0;
 	cfg->node_reclaim = true;
@@ -547,6 +548,7 @@ static void cache_unregister(struct pc_cache *c)
 
 static void cache_free(struct pc_cache *c)
 {
+	pc__numa_balancing_stop(c);	/* before kswapd: it migrates */
 	pc__kswapd_stop(c);
 	pc__bdis_fini(c);
 	if (c->io)
@@ -619,6 +621,9 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 	r = pc__kswapd_start(c);
 	if (r)
 		goto fail;
+	r = pc__numa_balancing_start(c);
+	if (r)
+		goto fail;
 	*out = c;
 	return 0;
 fail:
@@ -643,6 +648,7 @@ PC_EXPORT int pc_cache_destroy(pc_cache *c)
 	if (!c)
 		return -EINVAL;
 	atomic_store(&c->stopping, true);
+	pc__numa_balancing_stop(c);	/* no migration into a dying mapping */
 	r = pc__mappings_shutdown(c);	/* write back, close, free all */
 	cache_free(c);
 	return r;

@@ -159,6 +159,24 @@ void pc__mapping_put(struct pc_mapping *m)
 		mapping_free(m);
 }
 
+/* Off the list of closed mappings, if on it; c->mappings_lock held. */
+static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
+{
+	if (!m->on_closed_list)
+		return;
+	if (m->closed_prev)
+		m->closed_prev->closed_next = m->closed_next;
+	else
+		c->closed_head = m->closed_next;
+	if (m->closed_next)
+		m->closed_next->closed_prev = m->closed_prev;
+	else
+		c->closed_tail = m->closed_prev;
+	m->closed_prev = m->closed_next = NULL;
+	m->on_closed_list = false;
+	c->nr_closed--;
+}
+
 /* c->mappings_lock held. */
 static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 {
@@ -169,19 +187,7 @@ static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 			*pp = m->hash_next;
 			break;
 		}
-	if (m->on_closed_list) {
-		if (m->closed_prev)
-			m->closed_prev->closed_next = m->closed_next;
-		else
-			c->closed_head = m->closed_next;
-		if (m->closed_next)
-			m->closed_next->closed_prev = m->closed_prev;
-		else
-			c->closed_tail = m->closed_prev;
-		m->closed_prev = m->closed_next = NULL;
-		m->on_closed_list = false;
-		c->nr_closed--;
-	}
+	closed_del_locked(c, m);
 	m->dead = true;
 	c->nr_mappings--;
 }
@@ -191,8 +197,8 @@ static int mapping_sync(struct pc_mapping *m)
 {
 	uint32_t seen = pc__errseq_sample(m);	/* report only new errors */
 
-	pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
-	pc__wait_writeback_range(m, 0, UINT64_MAX);
+	/* Failed pages are tried again, a bounded number of times. */
+	pc__writeback_mapping_retry(m);
 	pc__fix_disk_size(m);
 	return pc__errseq_check_advance(m, &seen);
 }
@@ -276,7 +282,7 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 		      pc_file **out)
 {
 	bool writable = (flags & O_ACCMODE) != O_RDONLY;
-	struct pc_mapping *m, *victim = NULL;
+	struct pc_mapping *m;
 	struct pc_file *f;
 	struct stat st;
 	unsigned h;
@@ -322,18 +328,8 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 		m->hash_next = c->hash[h];
 		c->hash[h] = m;
 		c->nr_mappings++;
-	} else if (m->on_closed_list) {
-		if (m->closed_prev)
-			m->closed_prev->closed_next = m->closed_next;
-		else
-			c->closed_head = m->closed_next;
-		if (m->closed_next)
-			m->closed_next->closed_prev = m->closed_prev;
-		else
-			c->closed_tail = m->closed_prev;
-		m->closed_prev = m->closed_next = NULL;
-		m->on_closed_list = false;
-		c->nr_closed--;
+	} else {
+		closed_del_locked(c, m);
 	}
 	close(fd);
 	atomic_fetch_add(&m->refs, 1);
@@ -349,7 +345,6 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 		c->files->prev = f;
 	c->files = f;
 	pthread_mutex_unlock(&c->mappings_lock);
-	(void)victim;
 	if ((flags & O_TRUNC) && writable) {
 		pthread_rwlock_wrlock(&m->i_rwsem);
 		truncate_to(m, 0);

@@ -52,6 +52,8 @@
 #define PC_MAX_NODES 64
 #define PC_MAX_IO_PAGES 256	/* largest request: 1 MiB */
 #define PC_DROP_BATCH 32	/* use-once pages dropped per tree-lock hold */
+#define PC_RA_STREAMS 4		/* streams of one file tracked (readahead.c) */
+#define PC_RA_MAX_AUTO UINT64_MAX	/* readahead.max not set (readahead.c) */
 
 #define PC_EXPORT __attribute__((visibility("default")))
 
@@ -125,7 +127,11 @@ bool pc__lock_held(const struct pc_lock *l);	/* debug builds: by this thread */
 	X(balance_dirty_pages_pauses) X(balance_dirty_pages_pause_ms) \
 	X(flusher_wakeups) X(dirty_reclaim_handoff) \
 	X(ra_sync) X(ra_async) X(ra_pages) X(ra_hit) X(ra_miss_random) \
-	X(dropbehind) X(trace_events) X(trace_lost)
+	X(dropbehind) X(trace_events) X(trace_lost) \
+	X(reclaim_tree_contended) X(reclaim_backoff_wait) \
+	X(kswapd_contended_stall) \
+	X(writeback_requests) X(balance_dirty_pages_idle) \
+	X(writeback_backoff) X(writeback_lost)
 
 enum pc_vmstat_item {
 #define PC_VM_ENUM(n) PC_VM_##n,
@@ -362,7 +368,7 @@ struct pc_config {
 	uint64_t memory;		/* bytes */
 	int nodes;			/* 0 = auto */
 	char io[16];
-	uint64_t ra_max_pages;		/* readahead.max */
+	uint64_t ra_max_pages;		/* readahead.max; PC_RA_MAX_AUTO: unset */
 	int batch_remove;		/* 0 off, 1 on, 2 sorted */
 	int contention_backoff;		/* 0 off, 1 sleepy, 2 blunt */
 	bool node_reclaim;
@@ -422,6 +428,12 @@ struct pc_node {
 	_Atomic bool stop;
 	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
 	_Atomic int kswapd_active;
+	/*
+	 * Pages added to low (twice that to high) while direct reclaim keeps
+	 * happening (vmscan.c): kswapd starts earlier and stops later.
+	 * Atomic, read without a lock.
+	 */
+	_Atomic uint64_t wmark_boost;
 };
 
 struct pc_bdi {
@@ -438,10 +450,30 @@ struct pc_bdi {
 	pthread_t thread;
 	bool started;
 	_Atomic uint64_t write_bw;	/* bytes per second, smoothed */
+	_Atomic uint64_t read_bw;	/* dropbehind.c: bytes/s of large reads,
+					   smoothed; 0 until measured */
 	_Atomic uint64_t written;	/* bytes written since create */
-	uint64_t bw_stamp_ns, bw_written;	/* flusher thread only */
+	uint64_t bw_stamp_ns, bw_written;	/* bw_lock */
 	_Atomic int in_flight;		/* write requests in flight */
 	struct pc_bdi *next;		/* c->bdi_lock */
+	/* writeback.c, bdi.c (see their top comments): */
+	pthread_mutex_t bw_lock;	/* the bandwidth period (trylock) */
+	_Atomic int64_t nr_dirty;	/* pages dirty on this device */
+	_Atomic int64_t nr_writeback;	/* pages under writeback on it */
+	_Atomic uint64_t dirty_limit;	/* pages; writeback.dirty_time_ms, */
+	_Atomic uint64_t dirty_bg_limit;	/* else 0 (global limits only) */
+	_Atomic unsigned dirtiers;	/* threads throttled last period */
+	_Atomic unsigned dirtiers_cur;	/* ... in this period */
+	_Atomic uint64_t period;	/* bandwidth periods elapsed */
+	_Atomic bool busy;		/* the flusher is in a pass */
+	_Atomic uint64_t last_ok_ns;	/* last write that succeeded */
+	_Atomic uint64_t last_err_ns;	/* last write that failed */
+	unsigned backoff_ms;		/* flusher thread only */
+	/* bdi.c: the throttle's queue: paced writers sleep, completions wake */
+	pthread_mutex_t throttle_mtx;
+	pthread_cond_t throttle_cond;	/* CLOCK_MONOTONIC */
+	uint64_t throttle_gen;		/* throttle_mtx: bumped at each wake */
+	_Atomic int throttled;		/* writers asleep in the throttle */
 };
 
 #define PC_WB_BACKGROUND 0x1
@@ -468,6 +500,9 @@ struct pc_mapping {
 	_Atomic uint64_t nr_writeback;
 	_Atomic uint32_t wb_err;	/* errseq */
 	_Atomic int first_node;		/* numa.mapping_sticky; -1 unset */
+	/* readahead.c: 1 + the last page read by each open file reading it
+	   sequentially (f->ra_stream); 0: a free slot */
+	_Atomic uint64_t stream_pos[PC_RA_STREAMS];
 
 	/* bdi->lock */
 	struct pc_mapping *dirty_prev, *dirty_next;
@@ -491,6 +526,7 @@ struct pc_ra {
 	unsigned async_size;	/* marker at start + size - async_size */
 	uint64_t prev_index;	/* last page read, for sequential detection */
 	unsigned max;		/* largest window, pages */
+	bool holes;		/* the last window was all holes (no I/O) */
 };
 
 struct pc_file {
@@ -501,7 +537,11 @@ struct pc_file {
 	pthread_mutex_t ra_lock;	/* ra, drop; uncontended in practice */
 	struct pc_ra ra;
 	struct pc_page *drop[PC_DROP_BATCH];	/* use-once pages to drop */
+	uint64_t drop_index[PC_DROP_BATCH];	/* their indices (unpinned) */
 	unsigned nr_drop;
+	_Atomic int ra_stream;		/* 0: not reading sequentially; k > 0:
+					   owns mapping->stream_pos[k - 1];
+					   -1: no slot was free.  ra_lock */
 	_Atomic int advice;		/* POSIX_FADV_* of the whole file */
 	_Atomic uint64_t wnext;		/* write stream detection */
 	_Atomic uint64_t wrun;		/* pages written sequentially */
@@ -520,11 +560,16 @@ struct pc_tctx {
 	struct pc_page *act[PC_LRU_BATCH];
 	unsigned nr_act;
 	unsigned dirty_ratelimit;	/* pages dirtied since last throttle */
+	unsigned nr_dirtied_pause;	/* writeback.c: check after this many */
+	int64_t bdp_owed_ns;		/* writeback.c: pause owed (paced) */
+	uint64_t bdp_period;		/* writeback.c: counted as a dirtier */
+	struct pc_bdi *bdp_bdi;		/* ... of this bdi, in this period */
 	bool in_reclaim;		/* direct reclaim recursion guard */
 	struct pc_tctx *next;		/* c->tctx_lock */
 };
 
 struct pc_trace;
+struct pc_numab;		/* migrate.c */
 
 struct pc_cache {
 	struct pc_config cfg;		/* read-only after create */
@@ -541,6 +586,8 @@ struct pc_cache {
 	struct pc_pagewait wait;
 	struct pc_vmstat stat;
 	struct pc_trace *trace;
+	struct pc_numab *numab;		/* numa.balancing; NULL when off: set at
+					   create, cleared at destroy */
 
 	pthread_mutex_t mappings_lock;
 	struct pc_mapping **hash;	/* mappings_lock */
@@ -565,6 +612,8 @@ struct pc_cache {
 	_Atomic bool stopping;
 	_Atomic int tree_contended;	/* contention_backoff: seen by kswapd */
 	_Atomic int blunt_owner;	/* =blunt: node of the one kswapd */
+	_Atomic uint64_t tree_contended_ns;	/* =blunt: last contention seen */
+	_Atomic int shadow_trim;	/* workingset.c: a trim is wanted/running */
 };
 
 static inline uint32_t page_pfn(struct pc_cache *c, const struct pc_page *p)
@@ -584,6 +633,17 @@ static inline struct pc_node *page_node(struct pc_cache *c,
 					const struct pc_page *p)
 {
 	return &c->nodes[page_pfn(c, p) / c->frames_per_node];
+}
+/* The low and high marks in force: the fixed ones plus the boost. */
+static inline uint64_t node_wmark_low(struct pc_node *n)
+{
+	return n->wmark_low + atomic_load_explicit(&n->wmark_boost,
+						   memory_order_relaxed);
+}
+static inline uint64_t node_wmark_high(struct pc_node *n)
+{
+	return n->wmark_high + 2 * atomic_load_explicit(&n->wmark_boost,
+							memory_order_relaxed);
 }
 
 /* cache.c */
@@ -628,6 +688,13 @@ void pc__kswapd_stop(struct pc_cache *c);
 void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
 /* Direct reclaim on @n; returns pages freed. */
 unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n);
+/*
+ * The same, and *busy gets how many of the pages it looked at will become
+ * reclaimable without their users' help (dirty, under writeback, locked
+ * for I/O) as opposed to pinned: the allocator waits longer for those.
+ */
+unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
+				 unsigned long *busy);
 /* Remove a clean, locked page from its mapping, leaving a shadow. */
 bool pc__remove_mapping(struct pc_cache *c, struct pc_page *p, bool shadow);
 
@@ -635,6 +702,12 @@ bool pc__remove_mapping(struct pc_cache *c, struct pc_page *p, bool shadow);
 void *pc__workingset_eviction(struct pc_cache *c, struct pc_page *p);
 void pc__workingset_refault(struct pc_cache *c, struct pc_page *p, void *shadow);
 void pc__workingset_activation(struct pc_cache *c, struct pc_page *p);
+/*
+ * Delete stale shadow entries of every mapping until the count is at most
+ * 3/4 of c->max_shadows; returns how many.  kswapd calls it when an
+ * eviction asked (c->shadow_trim); no lock held.
+ */
+uint64_t pc__workingset_trim(struct pc_cache *c);
 
 /* filemap.c */
 struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index);
@@ -645,8 +718,9 @@ void pc__delete_from_page_cache_locked(struct pc_mapping *m,
 /* Read a locked page and wait; it stays locked.  0 or -EIO. */
 int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p);
 struct read_wait;
-void pc__read_pages(struct pc_mapping *m, struct pc_page **pages, unsigned nr,
-		    struct read_wait *wait);
+/* Returns the pages zero-filled without I/O (holes, past the disk's EOF). */
+unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
+			unsigned nr, struct read_wait *wait);
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 int pc__fix_disk_size(struct pc_mapping *m);
 
@@ -658,13 +732,37 @@ unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
 void pc__sync_readahead(struct pc_file *f, uint64_t index, unsigned req);
 void pc__async_readahead(struct pc_file *f, struct pc_page *p,
 			 uint64_t index, unsigned req);
-/* A page was read through @f; @consumed: the reader is done with it. */
-void pc__mark_read(struct pc_file *f, struct pc_page *p, bool consumed);
-/* Drop the use-once pages @f has gathered (at close, at batch end). */
+/* The last page a read through @f touched (sequential detection). */
+void pc__ra_note_read(struct pc_file *f, uint64_t index);
+uint64_t pc__ra_last_read(struct pc_file *f);	/* UINT64_MAX: none yet */
+/* A read continued the previous one, to page @last: @f is a stream. */
+void pc__ra_stream_note(struct pc_file *f, uint64_t last);
+/* @f reads sequentially no more: its m->stream_pos slot is freed. */
+void pc__ra_stream_end_locked(struct pc_file *f);
+
+/* dropbehind.c: use-once pages */
+/* How a read touched a page, for pc__mark_read. */
+#define PC_READ_FIRST 0x1	/* not the page the previous read ended in */
+#define PC_READ_SEQ 0x2		/* the previous read's page or the next one */
+#define PC_READ_CONSUMED 0x4	/* read through its last byte (or EOF) */
+/* A page was read through @f (PC_READ_*); true: a readahead hit. */
+bool pc__mark_read(struct pc_file *f, struct pc_page *p, unsigned how);
+/* A read of @bytes took @ns from submission to completion (read_bw). */
+void pc__ra_account_read(struct pc_mapping *m, uint64_t bytes, uint64_t ns);
+/* At close: drop the use-once pages @f gathered, end its stream. */
 void pc__dropbehind_flush(struct pc_file *f);
-/* Drop a clean page if only @expected refs remain; page not locked. */
+/*
+ * Drop a clean page if only @expected refs remain (@force: even if it was
+ * referenced or is active); the page is not locked by the caller, @wait:
+ * sleep for its lock rather than give up.
+ */
+bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
+		   bool force, bool wait);
+/* pc__drop_page without waiting. */
 bool pc__try_drop_page(struct pc_cache *c, struct pc_page *p, int expected,
 		       bool force);
+/* Are stream pages on @m's device use-once (cache.stickiness), @read or write? */
+bool pc__stream_use_once(struct pc_mapping *m, bool read);
 /* Does cache.stickiness drop use-once stream pages on @m's device now? */
 bool pc__stream_dropbehind(struct pc_mapping *m);
 
@@ -681,6 +779,12 @@ void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p);
 void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied);
 void pc__update_dirty_limits(struct pc_cache *c);
 void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
+/*
+ * Write all of @m back and wait; pages whose write failed are tried again,
+ * at most a bounded number of times (a device that keeps failing must not
+ * hold up destroy forever).  Returns the pages left dirty.
+ */
+uint64_t pc__writeback_mapping_retry(struct pc_mapping *m);
 uint32_t pc__errseq_sample(struct pc_mapping *m);
 int pc__errseq_check_advance(struct pc_mapping *m, uint32_t *cursor);
 void pc__errseq_set(struct pc_mapping *m, int err);
@@ -695,6 +799,9 @@ void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work);
 /* Ask every flusher to write everything and wait until done. */
 void pc__bdi_sync_all(struct pc_cache *c);
 void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes);
+/* Sleep on @b's throttle queue up to @ns; returns the time slept. */
+int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns);
+void pc__bdi_throttle_wake(struct pc_bdi *b);	/* end every pause */
 
 /* inode.c: mappings, open files */
 bool pc__mapping_tryget(struct pc_mapping *m);

@@ -6,7 +6,10 @@
  *
  * Lists are doubly linked through pc_page.lru_prev/lru_next (frame
  * numbers), under node->lru_lock.  PG_lru says the page is on a list, and
- * only changes under that lock; PG_active says which.  A page on a list
+ * only changes under that lock; PG_active says which, so while PG_lru is
+ * set PG_active too changes only under the lock (off the lists - in a
+ * batch, or isolated by reclaim - it may change at any time, and the page
+ * goes back to the list it names).  A page on a list
  * holds no reference of its own: whoever takes it off (reclaim isolation)
  * first takes a reference with page_get_unless_zero, and the reference that
  * frees a page takes it off its list first (pc__put_page).
@@ -16,8 +19,13 @@
  * holding a reference) and go on the lists under one lock hold - the
  * kernel's per-CPU pagevecs.  A page still in a batch is not PG_lru, so
  * mark_accessed cannot move it; with lru.deferred_activation (seed 004)
- * mark_accessed sets PG_active on it instead and the drain puts it straight
- * on the active list, where the kernel before that fix lost the activation.
+ * mark_accessed sets PG_active on it instead (by compare-and-swap, only
+ * while PG_lru is still clear) and the drain puts it straight on the
+ * active list, where the kernel before that fix lost the activation.  The
+ * same holds for a queued activation that finds its page isolated by
+ * reclaim: the putback puts it on the active list.  Batches are drained
+ * when full, by direct reclaim (the reclaimer's own at once, everyone's at
+ * priority 10), and at thread exit.
  *
  * Two-step activation (mark_page_accessed): a first access sets
  * PG_referenced; a second access to a referenced inactive page activates
@@ -115,8 +123,19 @@ static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 static void activate_locked(struct pc_cache *c, struct pc_node *n,
 			    struct pc_page *p)
 {
-	if (!page_test(p, PG_lru) || page_test(p, PG_active))
+	if (page_test(p, PG_active))
 		return;
+	if (!page_test(p, PG_lru)) {
+		/*
+		 * Isolated by reclaim or in another thread's add batch: it
+		 * goes back on a list under this lock, so with deferred
+		 * activation PG_active can be set now and is honoured then.
+		 */
+		if (c->cfg.deferred_activation && page_mapping(p) &&
+		    !page_test_set(p, PG_active))
+			pc__workingset_activation(c, p);
+		return;
+	}
 	pc__lru_del_locked(n, p);
 	page_set(p, PG_active);
 	pc__lru_add_locked(n, p, false);
@@ -225,9 +244,25 @@ void pc__mark_accessed(struct pc_cache *c, struct pc_page *p)
 	if (f & (1u << PG_lru)) {
 		activate_page(c, p);
 	} else if (c->cfg.deferred_activation) {
-		/* In a batch: the drain puts it on the active list. */
-		page_set(p, PG_active);
-		pc__workingset_activation(c, p);
+		/*
+		 * In a batch (or isolated by reclaim): the drain (or the
+		 * putback) puts it on the active list.  PG_active may only
+		 * change off the lists or under the lru lock, since it says
+		 * which list a page is on: set it only while PG_lru is still
+		 * clear, else the drain won the race and the page is on the
+		 * inactive list now - activate it the ordinary way.
+		 */
+		while (!(f & (1u << PG_lru))) {
+			if (atomic_compare_exchange_weak_explicit(&p->flags, &f,
+					f | (1u << PG_active),
+					memory_order_acq_rel, memory_order_relaxed)) {
+				if (!(f & (1u << PG_active)))
+					pc__workingset_activation(c, p);
+				page_clear(p, PG_referenced);
+				return;
+			}
+		}
+		activate_page(c, p);
 	} else {
 		return;	/* the activation is lost, as before seed 004 */
 	}

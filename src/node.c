@@ -7,22 +7,43 @@
  *
  *   free list   singly linked through pc_page.lru_next, node->free_lock;
  *               nr_free is written under the lock, read without it.
- *   watermarks  min < low < high, read-only:
+ *   watermarks  min < low < high, read-only: min = 1/128 of the node,
+ *               low = min + gap, high = min + 2 * gap, gap the
+ *               reclaim.watermark_scale share (1/10000) of the node; low
+ *               and high in force add the node's boost (node_wmark_low/
+ *               high, raised by direct reclaim, see vmscan.c):
  *                 free > low          allocate, nothing else to do
  *                 min < free <= low   allocate, wake this node's kswapd
  *                 free <= min         direct reclaim first (vmscan.c)
  *
- * Allocation order (the kernel's zonelist): the thread's node (or, with
- * numa.mapping_sticky, the node of the mapping's first page; with
- * numa.dirty_spread, a node under its share of the dirty limit), then the
- * others in ascending distance (id order, wrapping).  With
- * numa.node_reclaim the local node is reclaimed before any other node is
+ * Allocation order (the kernel's zonelist): the policy's node - the
+ * thread's (round-robin at its first call, or pc_thread_set_node), or with
+ * numa.mapping_sticky the node of the mapping's first page - then the
+ * others in ascending distance (id order, wrapping).  numa.dirty_spread
+ * (__GFP_WRITE) starts a page to be dirtied at the first node, in that
+ * order, under its share of the dirty limit.  With numa.node_reclaim the
+ * start node is reclaimed (directly, below min) before any other node is
  * used (zone_reclaim_mode=1); without it allocation spills to any node
  * above its low mark, waking the kswapds it passes - seed 000's vanilla.
  *
- * When nothing can be freed (every frame pinned), the allocation gives up
- * after a bounded wait (about a second without progress) and returns NULL:
- * callers turn it into -ENOMEM.
+ *   pc__alloc_page:  pass 1  every node allowed, above low   (fast path)
+ *                    pass 2  the same, above min
+ *                    direct reclaim of the start node, then any node
+ *                    above min, then direct reclaim of each other node,
+ *                    then the reserve below min when nothing was freed
+ *                    wait for progress (2 ms at most), and again
+ *   PC_GFP_NORETRY (readahead) stops after pass 2.
+ *
+ * NUMA counters as the kernel keeps them: numa_hit on the policy's node,
+ * else numa_miss there and numa_foreign on the policy's node; numa_local
+ * when the frame is on the allocating thread's node, else numa_other.
+ *
+ * When nothing can be freed the allocation gives up and returns NULL
+ * (callers turn it into -ENOMEM): after 250 ms without a frame freed
+ * anywhere when direct reclaim finds only pinned pages, after 1 s when it
+ * also finds pages that will become free on their own (dirty, under
+ * writeback, locked for I/O).  Waiting is on the node's alloc_cond, which
+ * reclaimers signal whenever they free pages: never a spin.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +54,9 @@
 #include "numa_topology.h"
 
 #define MIN_NODE_FRAMES 16
-#define ALLOC_GIVE_UP_NS (1000ull * 1000 * 1000)
+#define ALLOC_GIVE_UP_NS (1000ull * 1000 * 1000)	/* busy pages seen */
+#define ALLOC_GIVE_UP_PINNED_NS (250ull * 1000 * 1000)	/* only pinned ones */
+#define ALLOC_WAIT_NS (2L * 1000 * 1000)	/* one wait for progress */
 
 static void node_watermarks(struct pc_cache *c, struct pc_node *n)
 {
@@ -177,6 +200,8 @@ void pc__free_page(struct pc_cache *c, struct pc_page *p)
 
 	PC_ASSERT(page_count(p) == 0);
 	PC_ASSERT(!page_test(p, PG_lru) && !page_test(p, PG_locked));
+	/* Nothing dirty or in flight is ever freed: written data would be lost. */
+	PC_ASSERT(!page_test(p, PG_dirty) && !page_test(p, PG_writeback));
 	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	pc__lock(&n->free_lock);
@@ -229,15 +254,16 @@ void pc__page_sanity(struct pc_cache *c, struct pc_page *p)
 struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid)
 {
 	struct pc_node *n = &c->nodes[nid];
-	struct pc_page *p = rmqueue(c, n, n->wmark_low);
+	struct pc_page *p = rmqueue(c, n, node_wmark_low(n));
 
 	if (p)
 		pc__inc(c, nid, pgalloc);
 	return p;
 }
 
-static int preferred_node(struct pc_cache *c, struct pc_mapping *m,
-			  bool for_write, struct pc_tctx *t)
+/* The node the allocation policy wants: the thread's, or the mapping's. */
+static int policy_node(struct pc_cache *c, struct pc_mapping *m,
+		       struct pc_tctx *t)
 {
 	int nid = t ? t->node : 0;
 
@@ -248,27 +274,40 @@ static int preferred_node(struct pc_cache *c, struct pc_mapping *m,
 		if (first < 0) {
 			int unset = -1;
 
-			atomic_compare_exchange_strong(&m->first_node, &unset, nid);
+			if (!atomic_compare_exchange_strong(&m->first_node,
+							    &unset, nid))
+				nid = unset;	/* another thread was first */
 		} else {
 			nid = first;
-		}
-	}
-	if (c->cfg.dirty_spread && for_write && c->nr_nodes > 1) {
-		/* __GFP_WRITE: skip nodes over their share of the dirty limit. */
-		uint64_t share = atomic_load(&c->dirty_limit) / (uint64_t)c->nr_nodes;
-
-		for (int i = 0; i < c->nr_nodes; i++) {
-			struct pc_node *n = &c->nodes[(nid + i) % c->nr_nodes];
-
-			if (atomic_load(&n->dirty_pages) < share) {
-				nid = n->id;
-				break;
-			}
 		}
 	}
 	return nid;
 }
 
+/*
+ * numa.dirty_spread (__GFP_WRITE): the first node from @nid, in zonelist
+ * order, whose dirty pages are under its share of the dirty limit; @nid
+ * when every node is over it (the throttle deals with that).
+ */
+static int dirty_spread_node(struct pc_cache *c, int nid)
+{
+	uint64_t share = atomic_load(&c->dirty_limit) / (uint64_t)c->nr_nodes;
+
+	for (int i = 0; i < c->nr_nodes; i++) {
+		struct pc_node *n = &c->nodes[(nid + i) % c->nr_nodes];
+
+		if (atomic_load_explicit(&n->dirty_pages, memory_order_relaxed) <
+		    share)
+			return n->id;
+	}
+	return nid;
+}
+
+/*
+ * As the kernel counts: hit on the node the policy wanted, else miss
+ * there and foreign on the wanted one; local when the frame is on the
+ * allocating thread's node, else other.
+ */
 static void account_numa(struct pc_cache *c, int want, int got, int local)
 {
 	if (got == want) {
@@ -283,7 +322,12 @@ static void account_numa(struct pc_cache *c, int want, int got, int local)
 		pc__inc(c, got, numa_other);
 }
 
-/* One pass over the zonelist from @nid, taking pages above @mark. */
+/*
+ * One pass over the zonelist from @nid (only @nid when @local_only),
+ * taking a frame from the first node above its low (@low) or min mark.
+ * Every node passed, and the one taken from if that leaves it at or
+ * below low, has its kswapd woken (wake_all_kswapds).
+ */
 static struct pc_page *zonelist_pass(struct pc_cache *c, int nid, bool low,
 				     bool local_only, int *got)
 {
@@ -291,14 +335,14 @@ static struct pc_page *zonelist_pass(struct pc_cache *c, int nid, bool low,
 
 	for (int i = 0; i < count; i++) {
 		struct pc_node *n = &c->nodes[(nid + i) % c->nr_nodes];
-		uint64_t mark = low ? n->wmark_low : n->wmark_min;
+		uint64_t mark = low ? node_wmark_low(n) : n->wmark_min;
 		struct pc_page *p;
 
 		p = rmqueue(c, n, mark);
 		if (p) {
 			*got = n->id;
 			if (atomic_load_explicit(&n->nr_free, memory_order_relaxed) <=
-			    n->wmark_low)
+			    node_wmark_low(n))
 				pc__wakeup_kswapd(c, n);
 			return p;
 		}
@@ -307,36 +351,64 @@ static struct pc_page *zonelist_pass(struct pc_cache *c, int nid, bool low,
 	return NULL;
 }
 
+/* Frames freed anywhere in the cache so far: the allocator's "progress". */
+static uint64_t frees_so_far(struct pc_cache *c)
+{
+	return pc__vmstat_sum(c, PC_VM_pgfree);
+}
+
+/* Sleep until a reclaimer on @n makes progress, at most @ns. */
+static void wait_for_progress(struct pc_node *n, long ns)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&n->kswapd_mtx);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ns;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	pthread_mutex_unlock(&n->kswapd_mtx);
+}
+
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			       unsigned gfp)
 {
 	struct pc_tctx *t = pc__tctx(c);
 	int local = t ? t->node : 0;
-	int nid = preferred_node(c, m, gfp & PC_GFP_WRITE, t);
-	uint64_t start = 0, last_progress = 0;
+	int want = policy_node(c, m, t);
+	int nid = want;
+	bool local_only = c->cfg.node_reclaim;
+	bool can_reclaim = t && !t->in_reclaim;
+	uint64_t start = 0, last_progress = 0, last_frees = 0;
 	struct pc_page *p;
 	int got = nid;
 
+	if (c->cfg.dirty_spread && (gfp & PC_GFP_WRITE) && c->nr_nodes > 1)
+		nid = dirty_spread_node(c, nid);
 	/* Fast path: above the low mark. */
-	p = zonelist_pass(c, nid, true, c->cfg.node_reclaim, &got);
+	p = zonelist_pass(c, nid, true, local_only, &got);
 	if (p)
 		goto out;
 	if (gfp & PC_GFP_NORETRY) {
-		p = zonelist_pass(c, nid, false, c->cfg.node_reclaim, &got);
+		p = zonelist_pass(c, nid, false, local_only, &got);
 		if (p)
 			goto out;
 		return NULL;
 	}
 	for (;;) {
-		unsigned long freed = 0;
+		unsigned long freed = 0, busy = 0, b;
+		uint64_t now, frees;
 
 		/* Slow path: down to min; kswapds are awake by now. */
-		p = zonelist_pass(c, nid, false, c->cfg.node_reclaim, &got);
+		p = zonelist_pass(c, nid, false, local_only, &got);
 		if (p)
 			goto out;
 		/* Direct reclaim: the local node, then (spilling) the others. */
-		if (t && !t->in_reclaim) {
-			freed = pc__try_to_free_pages(c, &c->nodes[nid]);
+		if (can_reclaim) {
+			freed = pc__direct_reclaim(c, &c->nodes[nid], &busy);
 			p = rmqueue(c, &c->nodes[nid], 0);
 			if (p) {
 				got = nid;
@@ -349,46 +421,47 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 		for (int i = 1; i < c->nr_nodes && !p; i++) {
 			int o = (nid + i) % c->nr_nodes;
 
-			if (t && !t->in_reclaim)
-				freed += pc__try_to_free_pages(c, &c->nodes[o]);
+			if (can_reclaim) {
+				freed += pc__direct_reclaim(c, &c->nodes[o], &b);
+				busy += b;
+			}
 			p = rmqueue(c, &c->nodes[o], 0);
 			got = o;
 		}
 		if (p)
 			goto out;
-		if (!freed && !p) {
+		if (!freed) {
 			p = rmqueue(c, &c->nodes[nid], 0);	/* last frames */
 			if (p) {
 				got = nid;
 				goto out;
 			}
 		}
-		/* Bounded wait: give up after a while without progress. */
-		if (!start)
-			start = last_progress = pc__now_ns();
-		if (freed)
-			last_progress = pc__now_ns();
-		else if (pc__now_ns() - last_progress > ALLOC_GIVE_UP_NS) {
+		/*
+		 * Bounded wait.  Progress is a frame freed anywhere; without
+		 * any, give up after ALLOC_GIVE_UP_NS while reclaim still sees
+		 * pages that will become reclaimable on their own, and after
+		 * ALLOC_GIVE_UP_PINNED_NS when all it sees is pinned.
+		 */
+		now = pc__now_ns();
+		frees = frees_so_far(c);
+		if (!start) {
+			start = last_progress = now;
+			last_frees = frees;
+		}
+		if (freed || frees != last_frees) {
+			last_progress = now;
+			last_frees = frees;
+		} else if (now - last_progress >
+			   (busy || !can_reclaim ? ALLOC_GIVE_UP_NS
+						 : ALLOC_GIVE_UP_PINNED_NS)) {
 			pc__inc(c, nid, allocfail);
 			return NULL;
 		}
-		{
-			struct pc_node *n = &c->nodes[nid];
-			struct timespec ts;
-
-			pthread_mutex_lock(&n->kswapd_mtx);
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 2 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
-			pthread_mutex_unlock(&n->kswapd_mtx);
-		}
+		wait_for_progress(&c->nodes[nid], ALLOC_WAIT_NS);
 	}
 out:
-	account_numa(c, nid, got, local);
+	account_numa(c, want, got, local);
 	pc__inc(c, got, pgalloc);
 	return p;
 }

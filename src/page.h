@@ -45,7 +45,8 @@ enum pc_page_flag {
 	PG_error,	/* last I/O on the page failed */
 	PG_unevictable,	/* never set today; reserved */
 	PG_dropbehind,	/* use-once stream page: drop when consumed */
-	PG_hint,	/* marked by the NUMA balancing scanner */
+	PG_hint,	/* marked by the NUMA balancing scanner: the next
+			   reader reports a hint fault (migrate.c) */
 	PG_rapage,	/* brought in by readahead, not yet used */
 	PG_nr_flags
 };
@@ -60,7 +61,9 @@ struct pc_page {
 	uint32_t lru_prev;		/* node lru lock */
 	uint32_t lru_next;		/* node lru lock */
 	_Atomic int32_t last_node;	/* NUMA hint: node of last hint fault */
-	_Atomic uint32_t hint_count;	/* NUMA hint: repeated remote hints */
+	_Atomic uint32_t hint_count;	/* NUMA hint: repeated remote hints;
+					   bit 31: queued for migration
+					   (migrate.c) */
 	uint64_t spare;
 	void *data;			/* the frame; read-only after create */
 };

@@ -1,35 +1,83 @@
 /*
- * readahead.c - per-file readahead windows, fadvise, use-once pages.
+ * readahead.c - per-file readahead windows, stream detection, fadvise.
  *
- * The state of one open file (struct pc_ra, under f->ra_lock):
+ * READAHEAD.  The state of one open file (struct pc_ra, f->ra_lock):
  *
  *     |<------------------- size ------------------->|
  *     |                      |<----- async_size ---->|
  *   start                  marker               start + size
  *
- * A sequential miss reads a synchronous window: the request rounded up to
- * a power of two, x4 while it is at most max/32, x2 while at most max/4,
- * else max (get_init_ra_size).  The page at start + size - async_size
- * carries PG_readahead; a reader that reaches it starts the next window
- * (async readahead) of the next size: x4 below max/16, x2 up to max/2,
- * then max (get_next_ra_size).  With readahead.single_marker (default)
- * exactly that one page is marked; off, the last page of the window is
- * marked too, so a window starts twice the I/O it needs (seed 002 measured
- * the difference in direct reclaim).  A miss that is neither sequential
- * (within one page of the previous read) nor at the marker is random: it
- * reads what was asked, no more.
+ * The kernel's ondemand readahead (mm/readahead.c before folios), decided
+ * on a miss (sync) or when a reader finds the marked page (async):
  *
- * Readahead's extra pages are allocated PC_GFP_NORETRY: they take free
- * frames or nothing, and never push the reader into direct reclaim (seed
- * 002); the page the reader needs now is allocated normally.
+ *   start of file, sequential miss (the page of the previous read or the
+ *   next one), oversized read:
+ *       initial window at the miss: the request rounded up to a power of
+ *       two, x4 while at most max/32, x2 while at most max/4, else max
+ *       (init_ra_size); async_size = size - request.  If the reader would
+ *       hit its own marker at once, the next window is merged in.
+ *   the marker of our window (or its end):
+ *       next window right after it: x4 below max/16, x2 up to max/2, then
+ *       max (next_ra_size); all of it async.
+ *   someone else's marker (interleaved streams, another open file):
+ *       read on from the first missing page, sized from the distance.
+ *   a miss after cached history (page_cache_prev_miss: the pages just
+ *   before it are cached, more of them than the request):
+ *       context readahead: a stream we lost track of, e.g. the second of
+ *       two interleaved streams through one handle.
+ *   anything else:
+ *       random: read what was asked for, no more (ra_miss_random).
  *
- * Use-once pages (cache.stickiness, POSIX_FADV_NOREUSE): pages that an
- * established sequential stream brings in carry PG_dropbehind.  The first
- * reader to consume one takes the flag and puts the page in its file's
- * drop batch instead of marking it accessed; the batch is dropped (one
- * tree-lock hold per batch) when full or when the read ends.  A page that
- * anyone touched meanwhile (PG_referenced) stays.  So a stream does not
- * push the working set out: it recycles its own frames.
+ * A request larger than readahead.max may read up to the largest I/O
+ * (PC_MAX_IO_PAGES), as the kernel allows up to the device's io_pages.
+ * After a window that was all holes (zero-filled, no I/O: f->ra.holes)
+ * windows stay within RA_HOLE_MAX_PAGES: there is no latency to hide, and
+ * pages zero-filled far ahead of the reader are cold when it gets there.
+ * With readahead.single_marker (default) exactly one page of a window
+ * carries PG_readahead, at start + size - async_size; off, the last page
+ * is marked too, so a stream reads one window further ahead than it needs
+ * (seed 002: where the marker sits decides how much memory a stream holds
+ * in flight, and readers ended in direct reclaim when it moved earlier).
+ * readahead.max=0 turns readahead off.  POSIX_FADV_SEQUENTIAL doubles the
+ * maximum, POSIX_FADV_RANDOM reads only what is asked.
+ *
+ * A window is allocated, inserted locked and handed to pc__read_pages in
+ * runs of up to 4 MiB, which submits them at once in requests of up to
+ * 1 MiB and returns: nobody waits but a reader that needs one of the pages
+ * now (it sleeps on that page's lock).  Only the page the reader needs now
+ * may enter direct reclaim; the rest of a window is allocated with
+ * PC_GFP_NORETRY (down to the min mark, no reclaim), and an async window
+ * only while a node it may come from (with numa.node_reclaim, the
+ * thread's) has free frames above its low mark (ra_room): it
+ * is cut short below, leaving the reserve between min and low to pages
+ * readers need now, so readahead does not push readers into direct
+ * reclaim (seed 002).  A sequential miss inside a window that was cut
+ * short goes on with a window of the same size, not from scratch.
+ *
+ * USE-ONCE PAGES: windows of an established stream (not a file's first
+ * window) on a fast device, and every page read through a NOREUSE file,
+ * carry PG_dropbehind; what reads do with them is dropbehind.c's.
+ *
+ * Streams of one file: an open file whose reads were last found sequential
+ * owns a slot of m->stream_pos[] (PC_RA_STREAMS of them; f->ra_stream,
+ * changed under f->ra_lock) holding 1 + the last page it read, updated at
+ * the end of each read.  A random miss gives the slot back, and so does
+ * pc_close (through pc__dropbehind_flush).  A stream that stops reading
+ * but stays open holds its slot: the pages the others consume after its
+ * position are kept for it while there is room (dropbehind.c).
+ *
+ * FADVISE.  NORMAL, SEQUENTIAL, RANDOM and NOREUSE set f->advice (one of
+ * them at a time: NOREUSE replaces SEQUENTIAL).  WILLNEED reads the range
+ * (at most half the budget) as readahead and returns without waiting for
+ * the I/O.  DONTNEED starts writeback of the range's dirty pages and drops
+ * its clean ones (draining the per-thread LRU batches that may hold them);
+ * those it cannot drop go to the tail of the inactive list.
+ *
+ * Locks: f->ra_lock (the window state, f->ra_stream) is taken with no
+ * other lock held and is held across page allocation (which may reclaim)
+ * and I/O submission, never across a wait for I/O; under it: the tree
+ * lock (insertion), lru locks (batches).  f->ra.prev_index and the
+ * stream positions are written without it (relaxed atomics).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -37,15 +85,48 @@
 
 #include "internal.h"
 
-#define STREAM_BW_MIN (64ull << 20)	/* bytes/s: "a fast device" */
+#define RA_RUN_PAGES (4 * PC_MAX_IO_PAGES)	/* pages per pc__read_pages */
+/*
+ * Windows over holes: no I/O latency to hide, so no need to zero-fill far
+ * ahead, where the frames go cold before they are read (a sparse 1 GiB
+ * read: ~520 ns of CPU per page at 16 to 64 pages, ~670 at 512).
+ */
+#define RA_HOLE_MAX_PAGES 32u
+
+/* read_window() flags */
+#define RA_NEED_FIRST 0x1	/* the first page is needed now: may reclaim */
+#define RA_STREAM 0x2		/* an established stream's window: use-once */
+#define RA_RECLAIM 0x4		/* every page may reclaim (WILLNEED) */
+#define RA_ASYNC 0x8		/* nobody needs it yet: only above low */
+
+/*
+ * The default readahead.max: 2 MiB, measured on the development machine
+ * (a sequential 4 KiB reader of a 2 GiB file through O_DIRECT, 256M
+ * budget: 128K 460 MB/s, 512K 720, 1M 910, 2M 1080; 4M and 8M no better
+ * within the noise, for twice the memory in flight) - but at most a 64th
+ * of the budget, so a small cache is not all readahead.
+ */
+#define RA_MAX_DEFAULT_PAGES 512u
+#define RA_MAX_MIN_PAGES 16u
+
+static unsigned default_ra_max(struct pc_cache *c)
+{
+	unsigned max = RA_MAX_DEFAULT_PAGES;
+
+	while (max > RA_MAX_MIN_PAGES && max > c->nr_frames / 64)
+		max >>= 1;
+	return max;
+}
 
 void pc__ra_init(struct pc_file *f)
 {
+	uint64_t max = f->cache->cfg.ra_max_pages;
+
 	f->ra.start = 0;
 	f->ra.size = 0;
 	f->ra.async_size = 0;
 	f->ra.prev_index = UINT64_MAX;
-	f->ra.max = (unsigned)f->cache->cfg.ra_max_pages;
+	f->ra.max = max == PC_RA_MAX_AUTO ? default_ra_max(f->cache) : (unsigned)max;
 }
 
 static unsigned roundup_pow2(unsigned x)
@@ -57,6 +138,7 @@ static unsigned roundup_pow2(unsigned x)
 	return r;
 }
 
+/* The kernel's get_init_ra_size. */
 static unsigned init_ra_size(unsigned req, unsigned max)
 {
 	unsigned size = roundup_pow2(req);
@@ -70,6 +152,7 @@ static unsigned init_ra_size(unsigned req, unsigned max)
 	return pc_min(size, max);
 }
 
+/* The kernel's get_next_ra_size. */
 static unsigned next_ra_size(unsigned cur, unsigned max)
 {
 	if (cur < max / 16)
@@ -79,53 +162,160 @@ static unsigned next_ra_size(unsigned cur, unsigned max)
 	return max;
 }
 
-static unsigned ra_max(struct pc_file *f)
+static int advice(struct pc_file *f)
 {
-	unsigned max = f->ra.max ? f->ra.max : 1;
+	return atomic_load_explicit(&f->advice, memory_order_relaxed);
+}
 
-	if (atomic_load_explicit(&f->advice, memory_order_relaxed) ==
-	    POSIX_FADV_SEQUENTIAL)
+/* The largest window for a request of @req pages; 0: readahead is off. */
+static unsigned ra_max(struct pc_file *f, unsigned req)
+{
+	unsigned max = f->ra.max;
+
+	if (!max)
+		return 0;
+	if (advice(f) == POSIX_FADV_SEQUENTIAL)
 		max *= 2;
+	if (req > max && max < PC_MAX_IO_PAGES)
+		max = pc_min(req, (unsigned)PC_MAX_IO_PAGES);
 	return max;
 }
 
-bool pc__stream_dropbehind(struct pc_mapping *m)
+/*
+ * f->ra.prev_index is written by every read, without f->ra_lock (as the
+ * kernel's prev_pos): relaxed atomic accesses, a stale value only makes a
+ * read look random or sequential when it raced with another.
+ */
+uint64_t pc__ra_last_read(struct pc_file *f)
 {
-	struct pc_cache *c = m->cache;
-	uint64_t bw;
-
-	if (c->cfg.stickiness == 2)
-		return true;
-	if (c->cfg.stickiness == 0)
-		return false;
-	bw = m->bdi ? atomic_load_explicit(&m->bdi->write_bw, memory_order_relaxed) : 0;
-	return bw == 0 || bw >= STREAM_BW_MIN;
+	return __atomic_load_n(&f->ra.prev_index, __ATOMIC_RELAXED);
 }
 
-static void submit_run(struct pc_mapping *m, struct pc_page **run, unsigned *n)
+void pc__ra_note_read(struct pc_file *f, uint64_t index)
 {
-	if (*n)
-		pc__read_pages(m, run, *n, NULL);
+	int slot = atomic_load_explicit(&f->ra_stream, memory_order_relaxed);
+
+	if (pc__ra_last_read(f) == index)
+		return;
+	__atomic_store_n(&f->ra.prev_index, index, __ATOMIC_RELAXED);
+	if (slot > 0) {
+		/*
+		 * Only while the slot is taken: another thread of this file
+		 * may have given it back meanwhile, and a free slot must stay
+		 * free (a stale position in a slot that was taken again is
+		 * put right by its owner's next read).
+		 */
+		_Atomic uint64_t *pos = &f->mapping->stream_pos[slot - 1];
+		uint64_t cur = atomic_load_explicit(pos, memory_order_relaxed);
+
+		if (cur)
+			atomic_compare_exchange_strong(pos, &cur, index + 1);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams.                                                            */
+
+/* @f reads sequentially; @next: the first page it has not read. */
+static void stream_begin_locked(struct pc_file *f, uint64_t next)
+{
+	int slot = -1;
+
+	if (atomic_load_explicit(&f->ra_stream, memory_order_relaxed))
+		return;
+	for (int k = 0; k < PC_RA_STREAMS; k++) {
+		uint64_t free_slot = 0;
+
+		if (atomic_compare_exchange_strong(&f->mapping->stream_pos[k],
+						   &free_slot, pc_max(next, 1))) {
+			slot = k + 1;
+			break;
+		}
+	}
+	atomic_store_explicit(&f->ra_stream, slot, memory_order_relaxed);
+}
+
+void pc__ra_stream_end_locked(struct pc_file *f)
+{
+	int slot = atomic_load_explicit(&f->ra_stream, memory_order_relaxed);
+
+	if (slot > 0)
+		atomic_store(&f->mapping->stream_pos[slot - 1], 0);
+	atomic_store_explicit(&f->ra_stream, 0, memory_order_relaxed);
+}
+
+void pc__ra_stream_note(struct pc_file *f, uint64_t last)
+{
+	if (atomic_load_explicit(&f->ra_stream, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&f->ra_lock);
+	stream_begin_locked(f, last + 1);
+	pthread_mutex_unlock(&f->ra_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading a window.                                                   */
+
+/* Returns the pages zero-filled without I/O. */
+static unsigned submit_run(struct pc_mapping *m, struct pc_page **run,
+			   unsigned *n)
+{
+	unsigned zeroed = *n ? pc__read_pages(m, run, *n, NULL) : 0;
+
 	*n = 0;
+	return zeroed;
 }
 
-unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
-			      unsigned lookahead)
+/*
+ * Is there room for pages nobody needs yet (an async window)?  Free
+ * frames above some node's low mark; else the kswapds are woken and the
+ * window stops short: the frames between min and low are for pages
+ * readers need now, so readahead does not push them into direct reclaim
+ * (seed 002).
+ */
+static bool ra_room(struct pc_cache *c)
+{
+	struct pc_tctx *t = pc__tctx(c);
+	/* With numa.node_reclaim pages come from the thread's node only. */
+	int first = c->cfg.node_reclaim && t ? t->node : 0;
+	int count = c->cfg.node_reclaim && t ? 1 : c->nr_nodes;
+
+	for (int i = first; i < first + count; i++) {
+		struct pc_node *n = &c->nodes[i];
+
+		if (atomic_load_explicit(&n->nr_free, memory_order_relaxed) >
+		    node_wmark_low(n))
+			return true;
+	}
+	for (int i = first; i < first + count; i++)
+		pc__wakeup_kswapd(c, &c->nodes[i]);
+	return false;
+}
+
+/*
+ * Read the missing pages of [index, index + nr) - no further than end of
+ * file - and mark the page at index + nr - lookahead (lookahead 0: none).
+ * Returns the pages added, *zeroed (if not NULL) those of them that were
+ * holes; the I/O is not waited for.
+ */
+static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
+			      unsigned lookahead, unsigned flags,
+			      unsigned *zeroed)
 {
 	struct pc_mapping *m = f->mapping;
 	struct pc_cache *c = f->cache;
-	struct pc_page *run[PC_MAX_IO_PAGES];
-	uint64_t end_index = ((uint64_t)atomic_load(&m->size) + PC_PAGE_SIZE - 1)
-			     >> PC_PAGE_SHIFT;
-	uint64_t mark = index + nr - lookahead;
-	bool stream = lookahead && index > 0 &&
-		      (atomic_load(&f->advice) == POSIX_FADV_NOREUSE ||
-		       pc__stream_dropbehind(m));
-	unsigned n = 0, added = 0;
+	struct pc_page *run[RA_RUN_PAGES];
+	uint64_t size = (uint64_t)atomic_load(&m->size);
+	uint64_t end = pc_min(index + nr, (size + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT);
+	uint64_t mark = lookahead ? index + nr - lookahead : UINT64_MAX;
+	uint64_t last_mark = lookahead && !c->cfg.single_marker ? index + nr - 1
+								  : UINT64_MAX;
+	bool use_once = advice(f) == POSIX_FADV_NOREUSE ||
+			((flags & RA_STREAM) && pc__stream_use_once(m, true));
+	unsigned n = 0, added = 0, z = 0;
 
-	if (atomic_load(&f->advice) == POSIX_FADV_NOREUSE)
-		stream = true;
-	for (uint64_t i = index; i < index + nr && i < end_index; i++) {
+	for (uint64_t i = index; i < end; i++) {
+		bool need = i == index && (flags & RA_NEED_FIRST);
 		struct pc_page *p;
 		void *item;
 
@@ -133,47 +323,98 @@ unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
 		item = pc__tree_lookup(&m->tree, i);
 		urcu_bp_read_unlock();
 		if (item && !pc_tree_is_value(item)) {
-			submit_run(m, run, &n);
+			z += submit_run(m, run, &n);
 			continue;
 		}
-		p = pc__alloc_page(c, m, added ? PC_GFP_NORETRY : 0);
+		if (need || (flags & RA_RECLAIM))
+			p = pc__alloc_page(c, m, 0);
+		else if (!(flags & RA_ASYNC) || ra_room(c))
+			p = pc__alloc_page(c, m, PC_GFP_NORETRY);
+		else
+			p = NULL;
 		if (!p)
-			break;
+			break;	/* out of free frames: cut the window short */
 		page_set(p, PG_locked);
-		if (i != index)
+		if (!need)
 			page_set(p, PG_rapage);
-		if (stream)
+		if (use_once)
 			page_set(p, PG_dropbehind);
-		if (lookahead && (i == mark ||
-		    (!c->cfg.single_marker && i == index + nr - 1)))
+		if (i == mark || i == last_mark)
 			page_set(p, PG_readahead);
 		if (pc__add_to_page_cache(m, p, i)) {
 			page_clear(p, PG_locked);
 			pc__put_page(c, p);
-			submit_run(m, run, &n);
+			z += submit_run(m, run, &n);
 			continue;
 		}
 		run[n++] = p;
 		added++;
-		if (n == PC_MAX_IO_PAGES)
-			submit_run(m, run, &n);
+		if (n == RA_RUN_PAGES)
+			z += submit_run(m, run, &n);
 	}
-	submit_run(m, run, &n);
-	if (added) {
+	z += submit_run(m, run, &n);
+	if (added)
 		pc__add(c, 0, ra_pages, added);
-	}
+	if (zeroed)
+		*zeroed = z;
 	return added;
 }
 
-/* The kernel's ondemand_readahead; f->ra_lock held. */
+static unsigned read_window(struct pc_file *f, uint64_t index, unsigned nr,
+			    unsigned lookahead, unsigned flags)
+{
+	return read_window_z(f, index, nr, lookahead, flags, NULL);
+}
+
+unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
+			      unsigned lookahead)
+{
+	return read_window(f, index, nr, lookahead, 0);
+}
+
+/* Cached pages right before @index, at most @max (page_cache_prev_miss). */
+static unsigned count_history(struct pc_mapping *m, uint64_t index,
+			      unsigned max, bool *from_start)
+{
+	unsigned n = 0;
+
+	*from_start = false;
+	urcu_bp_read_lock();
+	while (n < max && n < index) {
+		void *item = pc__tree_lookup(&m->tree, index - n - 1);
+
+		if (!item || pc_tree_is_value(item))
+			break;
+		n++;
+	}
+	urcu_bp_read_unlock();
+	*from_start = n == index;
+	return n;
+}
+
+/*
+ * The kernel's ondemand_readahead; f->ra_lock held.  @hit_marker: called
+ * for a page carrying PG_readahead (async), else for a miss at @index.
+ */
 static void ondemand(struct pc_file *f, uint64_t index, unsigned req,
 		     bool hit_marker)
 {
 	struct pc_ra *ra = &f->ra;
-	unsigned max = ra_max(f);
+	unsigned max = ra_max(f, req);
+	uint64_t prev = pc__ra_last_read(f);
+	unsigned flags = RA_STREAM, added, zeroed;
+	bool from_start;
+	unsigned history;
 
-	if (index == 0)
+	/* Over holes there is no I/O to hide: small windows stay cache-hot. */
+	if (ra->holes)
+		max = pc_min(max, pc_max(RA_HOLE_MAX_PAGES, req));
+
+	if (index == 0) {
+		flags = 0;
 		goto initial;
+	}
+	/* The expected marker (or the window's end): push the window on. */
 	if (ra->size && (index == ra->start + ra->size - ra->async_size ||
 			 index == ra->start + ra->size)) {
 		ra->start += ra->size;
@@ -200,21 +441,42 @@ static void ondemand(struct pc_file *f, uint64_t index, unsigned req,
 		ra->async_size = ra->size;
 		goto readit;
 	}
-	if (req > max)
+	/*
+	 * A sequential miss inside the window: it was cut short for want of
+	 * free frames.  Go on from here with a window of its size, rather
+	 * than ramping up from the request again.
+	 */
+	if (!hit_marker && ra->size && index - prev <= 1 &&
+	    index > ra->start && index < ra->start + ra->size) {
+		ra->start = index;
+		ra->async_size = ra->size > req ? ra->size - req : ra->size;
+		goto readit;
+	}
+	/* Oversized read, or a sequential miss (same or next page). */
+	if (req > max || index - prev <= 1)
 		goto initial;
-	if (ra->prev_index != UINT64_MAX &&
-	    (index == ra->prev_index || index == ra->prev_index + 1))
-		goto initial;
-	/* Random: read what was asked for. */
+	/* The traces a stream leaves behind: context readahead. */
+	history = count_history(f->mapping, index, max, &from_start);
+	if (history > req) {
+		if (from_start)		/* cached from the start: a long run */
+			history *= 2;
+		ra->start = index;
+		ra->size = pc_min(history + req, max);
+		ra->async_size = 1;
+		goto readit;
+	}
+	/* Random: read what was asked for, leave the state alone. */
 	pc__inc(f->cache, 0, ra_miss_random);
-	pc__do_page_cache_ra(f, index, req, 0);
+	pc__ra_stream_end_locked(f);
+	read_window(f, index, req, 0, RA_NEED_FIRST);
 	return;
 initial:
 	ra->start = index;
 	ra->size = init_ra_size(req, max);
 	ra->async_size = ra->size > req ? ra->size - req : ra->size;
 readit:
-	if (!hit_marker && index == ra->start && ra->size == ra->async_size) {
+	/* Would the reader hit its own marker at once?  Merge the next. */
+	if (index == ra->start && ra->size == ra->async_size) {
 		unsigned add = next_ra_size(ra->size, max);
 
 		if (ra->size + add <= max) {
@@ -225,20 +487,29 @@ readit:
 			ra->async_size = max >> 1;
 		}
 	}
-	pc__do_page_cache_ra(f, ra->start, ra->size, ra->async_size);
+	stream_begin_locked(f, index);
+	added = read_window_z(f, ra->start, ra->size, ra->async_size,
+			      flags | (hit_marker ? RA_ASYNC : RA_NEED_FIRST),
+			      &zeroed);
+	if (added)
+		ra->holes = zeroed == added;
 }
 
 void pc__sync_readahead(struct pc_file *f, uint64_t index, unsigned req)
 {
-	req = pc_max(1u, req);
-	if (atomic_load_explicit(&f->advice, memory_order_relaxed) ==
-	    POSIX_FADV_RANDOM) {
-		pc__do_page_cache_ra(f, index, pc_min(req, ra_max(f)), 0);
+	req = pc_min(pc_max(1u, req), (unsigned)RA_RUN_PAGES);
+	if (!f->ra.max) {	/* readahead off */
+		read_window(f, index, 1, 0, RA_NEED_FIRST);
+		return;
+	}
+	if (advice(f) == POSIX_FADV_RANDOM) {
+		read_window(f, index, pc_min(req, ra_max(f, req)), 0,
+			    RA_NEED_FIRST);
 		return;
 	}
 	pthread_mutex_lock(&f->ra_lock);
 	pc__inc(f->cache, 0, ra_sync);
-	ondemand(f, index, pc_min(req, PC_MAX_IO_PAGES * 4u), false);
+	ondemand(f, index, req, false);
 	pthread_mutex_unlock(&f->ra_lock);
 }
 
@@ -247,150 +518,116 @@ void pc__async_readahead(struct pc_file *f, struct pc_page *p,
 {
 	if (!page_test_clear(p, PG_readahead))
 		return;
-	if (atomic_load_explicit(&f->advice, memory_order_relaxed) ==
-	    POSIX_FADV_RANDOM)
+	if (!f->ra.max || advice(f) == POSIX_FADV_RANDOM ||
+	    page_test(p, PG_writeback))
 		return;
 	pthread_mutex_lock(&f->ra_lock);
 	pc__inc(f->cache, 0, ra_async);
-	ondemand(f, index, pc_min(pc_max(1u, req), PC_MAX_IO_PAGES * 4u), true);
+	ondemand(f, index, pc_min(pc_max(1u, req), (unsigned)RA_RUN_PAGES), true);
 	pthread_mutex_unlock(&f->ra_lock);
 }
 
 /* ------------------------------------------------------------------ */
-/* Use-once pages.                                                     */
+/* fadvise                                                             */
 
-bool pc__try_drop_page(struct pc_cache *c, struct pc_page *p, int expected,
-		       bool force)
+/* WILLNEED: read [first, last] as readahead, at most half the budget. */
+static void willneed(struct pc_file *f, uint64_t first, uint64_t last)
 {
-	struct pc_mapping *m;
-	bool dropped = false;
+	uint64_t budget = f->cache->nr_frames / 2;
 
-	if (!pc__trylock_page(p))
-		return false;
-	m = page_mapping(p);
-	if (m && !page_test(p, PG_dirty) && !page_test(p, PG_writeback) &&
-	    (force || (!page_test(p, PG_referenced) &&
-		       !page_test(p, PG_active)))) {
-		pc__lock(&m->tree_lock);
-		if (page_ref_freeze(p, expected)) {
-			if (page_test(p, PG_dirty)) {
-				page_ref_unfreeze(p, expected);
-			} else {
-				pc_trace(c, PC_TR_EVICT, p, 1);
-				pc__delete_from_page_cache_locked(m, p, NULL);
-				dropped = true;
-			}
-		}
-		pc__unlock(&m->tree_lock);
+	for (uint64_t i = first; i <= last && budget;) {
+		unsigned n = (unsigned)pc_min(pc_min(last - i + 1, budget),
+					      (uint64_t)RA_RUN_PAGES);
+
+		read_window(f, i, n, 0, RA_RECLAIM);
+		budget -= n;
+		i += n;
 	}
-	pc__unlock_page(&c->wait, p);
-	if (dropped) {
-		pc__inc(c, page_node(c, p)->id, dropbehind);
-		pc__page_release(c, p);
-	}
-	return dropped;
 }
 
-/* f->ra_lock held. */
-static void dropbehind_flush_locked(struct pc_file *f)
-{
-	struct pc_cache *c = f->cache;
-
-	for (unsigned i = 0; i < f->nr_drop; i++) {
-		struct pc_page *p = f->drop[i];
-
-		/* Ours and the mapping's: the frame is free if both go. */
-		if (!pc__try_drop_page(c, p, 2, false))
-			pc__put_page(c, p);
-	}
-	f->nr_drop = 0;
-}
-
-void pc__dropbehind_flush(struct pc_file *f)
-{
-	pthread_mutex_lock(&f->ra_lock);
-	dropbehind_flush_locked(f);
-	pthread_mutex_unlock(&f->ra_lock);
-}
-
-void pc__mark_read(struct pc_file *f, struct pc_page *p, bool consumed)
-{
-	struct pc_cache *c = f->cache;
-
-	page_clear(p, PG_rapage);
-	if (!consumed || !page_test(p, PG_dropbehind) ||
-	    !page_test_clear(p, PG_dropbehind) || !pc__memory_tight(c)) {
-		pc__mark_accessed(c, p);
-		return;
-	}
-	if (page_test(p, PG_referenced))
-		return;
-	page_get(p);
-	pthread_mutex_lock(&f->ra_lock);
-	f->drop[f->nr_drop++] = p;
-	if (f->nr_drop == PC_DROP_BATCH)
-		dropbehind_flush_locked(f);
-	pthread_mutex_unlock(&f->ra_lock);
-}
-
-/* ------------------------------------------------------------------ */
-
-static void invalidate_range(struct pc_file *f, uint64_t first, uint64_t last)
+/*
+ * DONTNEED: drop the clean pages of [first, last]; the others go to the
+ * inactive tail.  Returns how many could not be dropped.
+ */
+static unsigned invalidate_range(struct pc_file *f, uint64_t first,
+				 uint64_t last)
 {
 	struct pc_mapping *m = f->mapping;
+	struct pc_cache *c = f->cache;
+	unsigned kept = 0;
 
-	for (uint64_t i = first; i <= last; i++) {
-		struct pc_page *p;
+	for (uint64_t next = first; next <= last;) {
+		void *items[64];
+		uint64_t idx[64];
+		unsigned got;
 
-		if (i > first && (i & 63) == 0 && atomic_load(&m->nr_pages) == 0)
+		urcu_bp_read_lock();
+		got = pc__tree_gang(&m->tree, next, last, items, idx, 64);
+		urcu_bp_read_unlock();
+		if (!got)
 			break;
-		p = pc__find_get_page(m, i);
-		if (!p)
-			continue;
-		if (!pc__try_drop_page(f->cache, p, 2, true)) {
-			pc__deactivate_page(f->cache, p);
-			pc__put_page(f->cache, p);
+		for (unsigned k = 0; k < got; k++) {
+			struct pc_page *p;
+
+			if (pc_tree_is_value(items[k]))
+				continue;
+			p = pc__find_get_page(m, idx[k]);
+			if (!p)
+				continue;
+			if (pc__drop_page(c, p, 2, true, true))
+				continue;
+			kept++;
+			if (page_test(p, PG_writeback))
+				page_set(p, PG_reclaim);	/* tail when done */
+			pc__deactivate_page(c, p);
+			pc__put_page(c, p);
 		}
+		if (idx[got - 1] >= last)
+			break;
+		next = idx[got - 1] + 1;
 	}
+	return kept;
 }
 
-PC_EXPORT int pc_fadvise(pc_file *f, off_t off, off_t len, int advice)
+PC_EXPORT int pc_fadvise(pc_file *f, off_t off, off_t len, int adv)
 {
+	struct pc_tctx *t;
 	uint64_t first, last, size;
 
 	if (!f || off < 0 || len < 0)
 		return -EINVAL;
-	size = (uint64_t)atomic_load(&f->mapping->size);
-	first = (uint64_t)off >> PC_PAGE_SHIFT;
-	last = len ? ((uint64_t)off + (uint64_t)len - 1) >> PC_PAGE_SHIFT
-		   : UINT64_MAX;
-	if (size)
-		last = pc_min(last, (size - 1) >> PC_PAGE_SHIFT);
-	else
-		last = 0;
-	switch (advice) {
+	switch (adv) {
 	case POSIX_FADV_NORMAL:
 	case POSIX_FADV_SEQUENTIAL:
 	case POSIX_FADV_RANDOM:
 	case POSIX_FADV_NOREUSE:
-		atomic_store(&f->advice, advice);
+		atomic_store(&f->advice, adv);
 		return 0;
 	case POSIX_FADV_WILLNEED:
-		if (!size || (uint64_t)off >= size)
-			return 0;
-		for (uint64_t i = first; i <= last; i += PC_MAX_IO_PAGES)
-			if (!pc__do_page_cache_ra(f, i,
-				(unsigned)pc_min(last - i + 1, PC_MAX_IO_PAGES), 0) &&
-			    atomic_load(&f->cache->nodes[0].nr_free) == 0)
-				break;
-		return 0;
 	case POSIX_FADV_DONTNEED:
-		if (!size || (uint64_t)off >= size)
-			return 0;
-		pc__writeback_range(f->mapping, first, last, false, NULL);
-		invalidate_range(f, first, last);
-		return 0;
+		break;
 	default:
 		return -EINVAL;
 	}
+	size = (uint64_t)atomic_load(&f->mapping->size);
+	if (!size || (uint64_t)off >= size)
+		return 0;
+	first = (uint64_t)off >> PC_PAGE_SHIFT;
+	last = len && (uint64_t)len < size - (uint64_t)off
+		       ? ((uint64_t)off + (uint64_t)len - 1) >> PC_PAGE_SHIFT
+		       : (size - 1) >> PC_PAGE_SHIFT;
+	if (adv == POSIX_FADV_WILLNEED) {
+		if ((f->flags & O_ACCMODE) != O_WRONLY)
+			willneed(f, first, last);
+		return 0;
+	}
+	pc__writeback_range(f->mapping, first, last, false, NULL);
+	/* Pages waiting in LRU batches hold references: put them on lists. */
+	if ((t = pc__tctx(f->cache)))
+		pc__lru_drain(f->cache, t);
+	if (invalidate_range(f, first, last)) {
+		pc__tctx_drain_all(f->cache);
+		invalidate_range(f, first, last);
+	}
+	return 0;
 }

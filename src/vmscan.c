@@ -1,43 +1,85 @@
 /*
  * vmscan.c - reclaim: kswapd, direct reclaim, shrinking the LRU lists.
  *
- * Each node has a kswapd thread.  An allocation that leaves a node at or
- * below its low watermark wakes it; kswapd reclaims until the node is above
- * high, then sleeps.  An allocation that finds every node at min reclaims
- * directly (pc__try_to_free_pages: allocstall, priority loop from 12 down
- * to 0, scanning list >> priority pages in batches of 32).
+ * Who reclaims (each node has its own lists, lock and kswapd):
+ *
+ *   free pages of a node
+ *     high ──────────  kswapd stops here and sleeps
+ *     low  ──────────  an allocation that leaves the node here wakes kswapd
+ *     min  ──────────  an allocation that finds every node it may use here
+ *                      reclaims directly (pc__try_to_free_pages, node.c)
+ *
+ * kswapd (balance_node) shrinks its node in batches of 32 until it is above
+ * high, lowering the priority only when a pass frees nothing, and sleeps
+ * when balanced or after a pass at priority 0 freed nothing (if the node
+ * is at low again by then and the pass freed something, it goes on: the
+ * wakes sent while it was busy were dropped).  Direct reclaim (allocstall)
+ * runs the priority loop from 12 down to 0, scanning max(32, inactive >>
+ * priority) pages a pass in batches of 32, until it has freed a batch; it
+ * drains its own LRU batches first and everyone's at priority 10.  It
+ * reports the pages it saw that will become reclaimable on their own
+ * (dirty, under writeback, locked for I/O): node.c waits longer for those
+ * than for pinned ones before failing an allocation.
+ *
+ * Watermark boost: direct reclaim on a node whose kswapd runs means kswapd
+ * started too late for this allocation rate - on a small machine, mostly
+ * because it waited for a CPU.  Each one adds 32 pages to the node's boost
+ * (at most 1/16 of the node, and high + 2 * boost at most half of it),
+ * which raises low by the boost and high by twice it (node_wmark_low/high
+ * in internal.h): kswapd wakes earlier and works longer.  Every balancing
+ * run that ends balanced with no direct reclaim on the node meanwhile takes
+ * 1/32 of the boost back.  After a run, kswapd also trims stale shadow
+ * entries when an eviction asked for it (workingset.c).
  *
  * Shrinking the inactive list (shrink_inactive):
  *   1. isolate: under lru_lock take up to 32 pages from the tail, each with
  *      a reference (page_get_unless_zero) and PG_lru cleared;
  *   2. decide, page lock by trylock, no lru lock held:
- *        under writeback   -> mark PG_reclaim, keep (kswapd counts them;
- *                             a tail full of them throttles kswapd)
- *        dirty             -> mark PG_reclaim, hand to the flusher, keep
- *        truncated         -> drop our reference (frees it)
- *        clean             -> remove from its mapping, leaving a shadow
- *   3. remove: with reclaim.batch_remove the clean pages are grouped by
- *      mapping (=sorted: the batch is sorted by mapping first; =on: runs of
- *      consecutive pages only, seed 000's "bourney") and each group is
- *      removed under one tree-lock hold; off: one hold per page (vanilla);
+ *        locked by someone  -> keep (busy)
+ *        truncated          -> drop our reference (frees it)
+ *        activated while isolated (deferred activation) -> keep: the
+ *                              putback puts it on the active list
+ *        under writeback    -> mark PG_reclaim, keep
+ *        dirty              -> mark PG_reclaim, hand to the flusher, keep
+ *                              (a batch at least half dirty or under
+ *                              writeback throttles kswapd for 1 ms)
+ *        in use (count > 2: pinned, or a reader in flight)
+ *                           -> referenced: activate; else rotate (keep)
+ *        clean              -> remove from its mapping, leaving a shadow
+ *   3. remove: reclaim.batch_remove groups the clean pages by mapping
+ *      (=sorted: the batch is sorted by mapping first; =on: runs of
+ *      consecutive pages only, seed 000's "bourney") and removes each group
+ *      under one tree-lock hold; off: one hold per page (vanilla);
  *   4. put back what was kept (one lru_lock hold), free what was removed.
  * A page is removed only if its count can be frozen at exactly 2 (the
- * mapping's reference and ours): a reader's speculative reference makes
- * the freeze fail and the page stays.
+ * mapping's reference and ours) while it is locked, clean and not under
+ * writeback: a pinned, locked, dirty or writeback page is never freed.  A
+ * referenced page that nobody holds is reclaimed (the kernel's
+ * PAGEREF_RECLAIM_CLEAN): its second access would have activated it.
  *
- * Tree-lock contention (seed 000): with reclaim.contention_backoff=sleepy a
- * kswapd that found the tree lock contended sleeps until its node makes
- * progress or 10 ms pass; with =blunt, while any tree lock is contended,
- * only one kswapd (the first to claim c->blunt_owner) keeps reclaiming and
- * the others stall.
+ * Tree-lock contention (seed 000).  A reclaimer takes a mapping's tree lock
+ * by trylock first; when that fails it counts reclaim_tree_contended and:
+ *   =sleepy  (kswapd or direct) waits until a reclaimer on its node frees
+ *            pages or 10 ms pass (reclaim_backoff_wait), then takes the
+ *            lock - Mel's "stall for a real reason" patch;
+ *   =blunt   kswapd notes the time (c->tree_contended_ns) and claims
+ *            c->blunt_owner if free; at the top of each balancing pass a
+ *            kswapd that is not the owner stalls while contention was seen
+ *            in the last 10 ms, at most 100 ms (HZ/10) at a time
+ *            (kswapd_contended_stall) - "all but one kswapd stall".  The
+ *            owner gives the claim up when it stops balancing.
  *
- * Shrinking the active list moves pages to the inactive list; pages
- * referenced since they were last looked at rotate to the active head
- * instead.  The inactive list is "low" when inactive * sqrt(10 * GiB) <
- * active (inactive_list_is_low).
+ * Shrinking the active list moves pages to the inactive list (setting
+ * PG_workingset, as the kernel does); pages referenced since they were
+ * last looked at rotate to the active head instead.  The inactive list is
+ * "low" when inactive * int_sqrt(10 * GiB of both lists) < active.
  *
  * Locks: page lock (trylock) → tree lock → lru lock → free lock; nothing
- * else is held while reclaiming.
+ * is held while kswapd or a backoff sleeps, except the page locks of the
+ * batch during a sleepy wait (as in the kernel's __remove_mapping).
+ * kswapd_mtx guards kswapd_wake and is the mutex of kswapd_cond and
+ * alloc_cond; reclaim_progress, kswapd_active, blunt_owner and
+ * tree_contended_ns are atomics read without a lock.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -45,14 +87,22 @@
 #include "internal.h"
 
 #define DEF_PRIORITY 12
+#define SLEEPY_WAIT_NS (10ull * 1000 * 1000)
+#define BLUNT_QUIET_NS (10ull * 1000 * 1000)	/* contention "now" */
+#define BLUNT_MAX_STALL_NS (100ull * 1000 * 1000)	/* HZ/10 */
+
+enum { BACKOFF_OFF, BACKOFF_SLEEPY, BACKOFF_BLUNT };
+enum { REMOVE_OFF, REMOVE_ON, REMOVE_SORTED };
 
 struct scan_control {
+	struct pc_node *node;
 	bool kswapd;
 	int priority;
 	unsigned long nr_scanned;
 	unsigned long nr_reclaimed;
 	unsigned long nr_writeback_tail;	/* isolated pages under writeback */
-	unsigned long nr_dirty;
+	unsigned long nr_dirty;		/* isolated dirty pages */
+	unsigned long nr_busy;		/* will become reclaimable by itself */
 	bool contended;
 };
 
@@ -73,6 +123,22 @@ static bool inactive_is_low(struct pc_node *n)
 	unsigned long ratio = gb ? int_sqrt(10 * gb) : 1;
 
 	return inactive * ratio < active;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Pages were freed on @n: wake allocators and sleepy reclaimers. */
+static void reclaim_progress(struct pc_node *n, unsigned long freed)
+{
+	atomic_fetch_add(&n->reclaim_progress, freed);
+	pthread_mutex_lock(&n->kswapd_mtx);
+	pthread_cond_broadcast(&n->alloc_cond);
+	pthread_mutex_unlock(&n->kswapd_mtx);
 }
 
 static void shrink_active(struct pc_cache *c, struct pc_node *n,
@@ -123,15 +189,48 @@ static int cmp_mapping(const void *a, const void *b)
 	return ma < mb ? -1 : ma > mb;
 }
 
+/* =sleepy: wait for reclaim progress on our node, or the timeout. */
+static void sleepy_wait(struct pc_cache *c, struct pc_node *n)
+{
+	uint64_t p0 = atomic_load(&n->reclaim_progress);
+	uint64_t deadline = pc__now_ns() + SLEEPY_WAIT_NS;
+	struct timespec ts;
+
+	pc__inc(c, n->id, reclaim_backoff_wait);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)SLEEPY_WAIT_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&n->kswapd_mtx);
+	while (atomic_load(&n->reclaim_progress) == p0 && !n->stop &&
+	       pc__now_ns() < deadline)
+		pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	pthread_mutex_unlock(&n->kswapd_mtx);
+}
+
 static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
 			   struct scan_control *sc)
 {
+	int backoff = c->cfg.contention_backoff;
+
 	if (pc__trylock(&m->tree_lock))
 		return;
 	sc->contended = true;
-	if (sc->kswapd && c->cfg.contention_backoff)
-		atomic_store_explicit(&c->tree_contended, 1, memory_order_relaxed);
+	pc__inc(c, sc->node->id, reclaim_tree_contended);
+	if (backoff == BACKOFF_SLEEPY) {
+		sleepy_wait(c, sc->node);
+	} else if (backoff == BACKOFF_BLUNT && sc->kswapd) {
+		int none = -1;
+
+		atomic_compare_exchange_strong(&c->blunt_owner, &none,
+					       sc->node->id);
+		atomic_store(&c->tree_contended_ns, pc__now_ns());
+	}
 	pc__lock(&m->tree_lock);
+	if (backoff == BACKOFF_BLUNT && sc->kswapd)
+		atomic_store(&c->tree_contended_ns, pc__now_ns());
 }
 
 /* Remove one locked, clean page (count frozen) under the held tree lock. */
@@ -140,6 +239,8 @@ static bool remove_locked(struct pc_cache *c, struct pc_mapping *m,
 {
 	void *shadow;
 
+	PC_ASSERT_HELD(&m->tree_lock);
+	PC_ASSERT(page_test(p, PG_locked) && page_mapping(p) == m);
 	if (page_test(p, PG_dirty) || page_test(p, PG_writeback) ||
 	    !page_ref_freeze(p, 2))
 		return false;
@@ -147,6 +248,7 @@ static bool remove_locked(struct pc_cache *c, struct pc_mapping *m,
 		page_ref_unfreeze(p, 2);
 		return false;
 	}
+	PC_ASSERT(!page_test(p, PG_writeback) && !page_test(p, PG_lru));
 	shadow = pc__workingset_eviction(c, p);
 	pc_trace(c, PC_TR_EVICT, p, 0);
 	pc__delete_from_page_cache_locked(m, p, shadow);
@@ -173,13 +275,13 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 	unsigned done = 0;
 	int mode = c->cfg.batch_remove;
 
-	if (mode == 2)
+	if (mode == REMOVE_SORTED)
 		qsort(pages, nr, sizeof(*pages), cmp_mapping);
 	for (unsigned i = 0; i < nr;) {
 		struct pc_mapping *m = page_mapping(pages[i]);
 		unsigned j = i + 1;
 
-		if (mode)
+		if (mode != REMOVE_OFF)
 			while (j < nr && page_mapping(pages[j]) == m)
 				j++;
 		take_tree_lock(c, m, sc);
@@ -193,17 +295,26 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 	return done;
 }
 
+/* Back on their lists, head first; activated pages go to the active list. */
 static void putback(struct pc_cache *c, struct pc_node *n,
 		    struct pc_page **pages, unsigned nr)
 {
+	unsigned activated = 0;
+
 	if (!nr)
 		return;
 	pc__lock(&n->lru_lock);
 	for (unsigned i = 0; i < nr; i++) {
 		page_set(pages[i], PG_lru);
 		pc__lru_add_locked(n, pages[i], false);
+		if (page_test(pages[i], PG_active)) {
+			activated++;
+			pc_trace(c, PC_TR_ACTIVATE, pages[i], 0);
+		}
 	}
 	pc__unlock(&n->lru_lock);
+	if (activated)
+		pc__add(c, n->id, pgactivate, activated);
 	for (unsigned i = 0; i < nr; i++)
 		pc__put_page(c, pages[i]);
 }
@@ -241,6 +352,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 		struct pc_page *p = iso[i];
 
 		if (!pc__trylock_page(p)) {
+			sc->nr_busy++;
 			keep[nkeep++] = p;
 			continue;
 		}
@@ -250,8 +362,14 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 			freed++;
 			continue;
 		}
+		if (page_test(p, PG_active)) {	/* activated while isolated */
+			pc__unlock_page(&c->wait, p);
+			keep[nkeep++] = p;
+			continue;
+		}
 		if (page_test(p, PG_writeback)) {
 			sc->nr_writeback_tail++;
+			sc->nr_busy++;
 			page_set(p, PG_reclaim);
 			pc__inc(c, n->id, pgsteal_writeback_skip);
 			pc__unlock_page(&c->wait, p);
@@ -260,8 +378,24 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 		}
 		if (page_test(p, PG_dirty)) {
 			sc->nr_dirty++;
+			sc->nr_busy++;
 			page_set(p, PG_reclaim);
 			wake_flusher = true;
+			pc__unlock_page(&c->wait, p);
+			keep[nkeep++] = p;
+			continue;
+		}
+		if (page_count(p) > 2) {
+			/*
+			 * In use (pinned, or a reader between lookup and
+			 * put): it cannot go now.  Referenced as well, it is
+			 * hot - activate it (the kernel's referenced mapped
+			 * page); otherwise it rotates to the inactive head.
+			 */
+			if (page_test_clear(p, PG_referenced)) {
+				page_set(p, PG_active);
+				pc__workingset_activation(c, p);
+			}
 			pc__unlock_page(&c->wait, p);
 			keep[nkeep++] = p;
 			continue;
@@ -292,7 +426,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	else
 		pc__add(c, n->id, pgsteal_direct, freed);
 	if (freed)
-		atomic_fetch_add(&n->reclaim_progress, freed);
+		reclaim_progress(n, freed);
 	if (wake_flusher) {
 		pc__inc(c, n->id, dirty_reclaim_handoff);
 		pc__bdi_wakeup_all(c, PC_WB_RECLAIM);
@@ -315,17 +449,40 @@ static void shrink_node(struct pc_cache *c, struct pc_node *n,
 		nr -= batch;
 		if (inactive_is_low(n))
 			shrink_active(c, n, PC_RECLAIM_BATCH);
-		if (!atomic_load(&n->lru[PC_LRU_INACTIVE].nr))
+		if (!atomic_load(&n->lru[PC_LRU_INACTIVE].nr) &&
+		    !atomic_load(&n->lru[PC_LRU_ACTIVE].nr))
 			break;
 	}
 }
 
-unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n)
+/*
+ * Direct reclaim happened on @n although its kswapd runs: kswapd was woken
+ * too late for this allocation rate (or this machine's scheduling), so
+ * widen the band it works in.  The boost decays in balance_node.
+ */
+static void boost_watermarks(struct pc_cache *c, struct pc_node *n)
+{
+	uint64_t f = n->nr_frames, cap = f / 16, b;
+
+	if (!c->cfg.kswapd)
+		return;
+	/* high + 2 * boost stays at most half the node. */
+	cap = pc_min(cap, f / 2 > n->wmark_high ? (f / 2 - n->wmark_high) / 2 : 0);
+	b = atomic_load_explicit(&n->wmark_boost, memory_order_relaxed);
+	if (b < cap)
+		atomic_store_explicit(&n->wmark_boost,
+				      pc_min(cap, b + PC_RECLAIM_BATCH),
+				      memory_order_relaxed);
+}
+
+unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
+				 unsigned long *busy)
 {
 	struct pc_tctx *t = pc__tctx(c);
-	struct scan_control sc = { .kswapd = false };
+	struct scan_control sc = { .node = n, .kswapd = false };
 
 	pc__inc(c, n->id, allocstall);
+	boost_watermarks(c, n);
 	if (t) {
 		t->in_reclaim = true;
 		pc__lru_drain(c, t);
@@ -339,7 +496,14 @@ unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n)
 	}
 	if (t)
 		t->in_reclaim = false;
+	if (busy)
+		*busy = sc.nr_busy;
 	return sc.nr_reclaimed;
+}
+
+unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n)
+{
+	return pc__direct_reclaim(c, n, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,33 +511,46 @@ unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n)
 
 static bool node_balanced(struct pc_node *n)
 {
-	return atomic_load(&n->nr_free) > n->wmark_high;
+	return atomic_load(&n->nr_free) > node_wmark_high(n);
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* seed 000 "blunt": one kswapd reclaims while a tree lock is contended. */
+/*
+ * =blunt: a kswapd that is not the owner stalls while a tree lock was
+ * found contended lately, at most BLUNT_MAX_STALL_NS.  Returns whether it
+ * stalled.  With no owner (the owner stopped balancing) no one stalls until
+ * a kswapd meets contention again and claims the ownership.
+ */
 static bool blunt_stall(struct pc_cache *c, struct pc_node *n)
 {
-	int owner = -1;
+	uint64_t start, now;
+	int owner;
+	bool stalled = false;
 
-	if (c->cfg.contention_backoff != 2 ||
-	    !atomic_load_explicit(&c->tree_contended, memory_order_relaxed))
+	if (c->cfg.contention_backoff != BACKOFF_BLUNT)
 		return false;
-	if (atomic_compare_exchange_strong(&c->blunt_owner, &owner, n->id) ||
-	    owner == n->id)
-		return false;
-	return true;
+	start = now = pc__now_ns();
+	for (;;) {
+		owner = atomic_load(&c->blunt_owner);
+		if (owner < 0 || owner == n->id || n->stop ||
+		    (int64_t)(now - atomic_load(&c->tree_contended_ns)) >
+			    (int64_t)BLUNT_QUIET_NS ||
+		    now - start > BLUNT_MAX_STALL_NS)
+			break;
+		if (!stalled)
+			pc__inc(c, n->id, kswapd_contended_stall);
+		stalled = true;
+		sleep_ms(1);
+		now = pc__now_ns();
+	}
+	return stalled;
 }
 
-static void balance_node(struct pc_cache *c, struct pc_node *n)
+/* Balance @n to its high mark; returns the pages reclaimed. */
+static unsigned long balance_node(struct pc_cache *c, struct pc_node *n)
 {
-	struct scan_control sc = { .kswapd = true };
+	struct scan_control sc = { .node = n, .kswapd = true };
+	uint64_t stalls = pc__vmstat_node(c, n->id, PC_VM_allocstall);
+	uint64_t b;
 
 	pc__inc(c, n->id, pageoutrun);
 	for (sc.priority = DEF_PRIORITY; sc.priority >= 0 && !n->stop;) {
@@ -381,27 +558,19 @@ static void balance_node(struct pc_cache *c, struct pc_node *n)
 
 		if (node_balanced(n))
 			break;
-		if (blunt_stall(c, n)) {
-			sleep_ms(1);
-			atomic_store(&c->tree_contended, 0);
+		if (blunt_stall(c, n))
 			continue;
-		}
 		sc.contended = false;
 		sc.nr_writeback_tail = 0;
+		sc.nr_dirty = 0;
 		sc.nr_scanned = 0;
 		shrink_node(c, n, &sc);
-		pthread_mutex_lock(&n->kswapd_mtx);
-		pthread_cond_broadcast(&n->alloc_cond);
-		pthread_mutex_unlock(&n->kswapd_mtx);
-		if (sc.contended && c->cfg.contention_backoff == 1) {
-			/* sleepy: wait for progress here or 10 ms. */
-			uint64_t p0 = atomic_load(&n->reclaim_progress);
-
-			for (int i = 0; i < 10 && atomic_load(&n->reclaim_progress) == p0; i++)
-				sleep_ms(1);
-		}
-		if (sc.nr_scanned && sc.nr_writeback_tail * 2 >= sc.nr_scanned) {
-			/* The tail is mostly under writeback: let it finish. */
+		if (sc.nr_scanned &&
+		    (sc.nr_writeback_tail + sc.nr_dirty) * 2 >= sc.nr_scanned) {
+			/*
+			 * The tail is mostly dirty or under writeback: the
+			 * flusher has been told; give it time to write.
+			 */
 			pc__inc(c, n->id, kswapd_throttle);
 			sleep_ms(1);
 		}
@@ -410,15 +579,23 @@ static void balance_node(struct pc_cache *c, struct pc_node *n)
 	}
 	if (atomic_load(&c->blunt_owner) == n->id)
 		atomic_store(&c->blunt_owner, -1);
+	/* Balanced with no direct reclaim meanwhile: let the boost decay. */
+	b = atomic_load_explicit(&n->wmark_boost, memory_order_relaxed);
+	if (b && node_balanced(n) &&
+	    pc__vmstat_node(c, n->id, PC_VM_allocstall) == stalls)
+		atomic_store_explicit(&n->wmark_boost, b - (b / 32 + 1),
+				      memory_order_relaxed);
 	pthread_mutex_lock(&n->kswapd_mtx);
 	pthread_cond_broadcast(&n->alloc_cond);
 	pthread_mutex_unlock(&n->kswapd_mtx);
+	return sc.nr_reclaimed;
 }
 
 static void *kswapd(void *arg)
 {
 	struct pc_node *n = arg;
 	struct pc_cache *c = n->cache;
+	unsigned long progress;
 
 	pc_thread_set_node(c, n->id);
 	pthread_mutex_lock(&n->kswapd_mtx);
@@ -428,23 +605,40 @@ static void *kswapd(void *arg)
 			continue;
 		}
 		n->kswapd_wake = false;
-		pthread_mutex_unlock(&n->kswapd_mtx);
 		atomic_store(&n->kswapd_active, 1);
-		balance_node(c, n);
-		atomic_store(&n->kswapd_active, 0);
+		pthread_mutex_unlock(&n->kswapd_mtx);
+		progress = balance_node(c, n);
+		if (atomic_load(&c->shadow_trim) && !atomic_load(&c->stopping)) {
+			pc__workingset_trim(c);
+			atomic_store(&c->shadow_trim, 0);
+		}
 		pthread_mutex_lock(&n->kswapd_mtx);
+		atomic_store(&n->kswapd_active, 0);
+		/*
+		 * Wakes while we were active were not sent: if the node is
+		 * at low again and reclaim works, go on instead of sleeping.
+		 */
+		if (progress &&
+		    atomic_load(&n->nr_free) <= node_wmark_low(n))
+			n->kswapd_wake = true;
 	}
 	pthread_mutex_unlock(&n->kswapd_mtx);
 	return NULL;
 }
 
+/*
+ * Wake @n's kswapd.  While it is balancing, a wake is not needed: it
+ * stops only above high.  kswapd_active is set and cleared under
+ * kswapd_mtx, so a wake that reads it clear always sets kswapd_wake in
+ * time for kswapd's next look.
+ */
 void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n)
 {
 	if (!c->cfg.kswapd || !n->kswapd_started ||
 	    atomic_load_explicit(&n->kswapd_active, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&n->kswapd_mtx);
-	if (!n->kswapd_wake) {
+	if (!n->kswapd_wake && !atomic_load(&n->kswapd_active)) {
 		n->kswapd_wake = true;
 		pc__inc(c, n->id, kswapd_wakeup);
 		pthread_cond_signal(&n->kswapd_cond);
@@ -478,6 +672,7 @@ void pc__kswapd_stop(struct pc_cache *c)
 		pthread_mutex_lock(&n->kswapd_mtx);
 		n->stop = true;
 		pthread_cond_signal(&n->kswapd_cond);
+		pthread_cond_broadcast(&n->alloc_cond);
 		pthread_mutex_unlock(&n->kswapd_mtx);
 		pthread_join(n->kswapd, NULL);
 		n->kswapd_started = false;

@@ -18,46 +18,84 @@
  *      |<--- inactive --->|<----------- active ----------->|
  *      evicted here ... refault distance <= nr_active: activate
  *
- * Shadow entries are bounded: past c->max_shadows (twice the frames) an
- * evicted page leaves none.  The clock is atomic; the rest is computed
- * from values read without locks (a stale size only shifts a decision).
+ * Shadow entries are bounded by c->max_shadows (twice the frames, plus a
+ * little): past it an evicted page leaves none.  So that the bound does
+ * not keep the oldest shadows and refuse the new ones, a shadow whose
+ * distance already exceeds its node's size - it can never activate again,
+ * since the active list is smaller - is stale, and stale shadows are
+ * trimmed (workingset_nodereclaim counts them): once the count passes 7/8
+ * of the bound an eviction asks for a trim, and kswapd, woken for it,
+ * walks every mapping and deletes stale shadows, then ones at half that
+ * distance and so on, until the count is at most 3/4 of the bound.  With
+ * reclaim.kswapd=off nothing trims and the bound alone holds.
+ *
+ * Locks: the clock and the counts are atomics read without a lock (a stale
+ * list size only shifts a decision).  Eviction runs under the evicted
+ * page's tree lock.  The trim takes c->mappings_lock to take a reference
+ * on each mapping, drops it, then one mapping at a time looks its tree up
+ * under RCU and deletes under that mapping's tree lock; it runs in kswapd
+ * with nothing else held, one trim at a time (c->shadow_trim).
  */
+#include <stdlib.h>
+#include <urcu-bp.h>
+
 #include "internal.h"
 
 #define WS_NODE_BITS 6
 #define WS_FLAG_BITS 1
+#define WS_AGE_MASK ((1ull << (62 - WS_NODE_BITS - WS_FLAG_BITS)) - 1)
+#define TRIM_GANG 64
 
 void *pc__workingset_eviction(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_node *n = page_node(c, p);
-	uint64_t age;
+	uint64_t age, shadows;
 
 	age = atomic_fetch_add_explicit(&n->nonresident_age, 1,
 					memory_order_relaxed);
-	if (atomic_load_explicit(&c->nr_shadows, memory_order_relaxed) >=
-	    c->max_shadows)
+	shadows = atomic_load_explicit(&c->nr_shadows, memory_order_relaxed);
+	if (shadows >= c->max_shadows - c->max_shadows / 8 &&
+	    !atomic_exchange(&c->shadow_trim, 1)) {
+		/* Any kswapd will do; this node's is the one at hand. */
+		if (c->cfg.kswapd)
+			pc__wakeup_kswapd(c, n);
+		else
+			atomic_store(&c->shadow_trim, 0);
+	}
+	if (shadows >= c->max_shadows)
 		return NULL;
-	age &= (1ull << (62 - WS_NODE_BITS - WS_FLAG_BITS)) - 1;
+	age &= WS_AGE_MASK;
 	return pc_tree_mkvalue(age << (WS_NODE_BITS + WS_FLAG_BITS) |
 			       (uint64_t)n->id << WS_FLAG_BITS |
 			       (page_test(p, PG_workingset) ? 1 : 0));
 }
 
-void pc__workingset_refault(struct pc_cache *c, struct pc_page *p, void *shadow)
+/* The node of a shadow, or -1; its refault distance in *distance. */
+static int shadow_distance(struct pc_cache *c, void *shadow, uint64_t *distance)
 {
 	uint64_t v = pc_tree_value(shadow);
 	int nid = (int)((v >> WS_FLAG_BITS) & ((1u << WS_NODE_BITS) - 1));
-	bool workingset = v & 1;
 	uint64_t eviction = v >> (WS_NODE_BITS + WS_FLAG_BITS);
-	uint64_t mask = (1ull << (62 - WS_NODE_BITS - WS_FLAG_BITS)) - 1;
-	struct pc_node *n;
-	uint64_t now, distance;
+	uint64_t now;
 
 	if (nid >= c->nr_nodes)
+		return -1;
+	now = atomic_load_explicit(&c->nodes[nid].nonresident_age,
+				   memory_order_relaxed);
+	*distance = (now - eviction) & WS_AGE_MASK;
+	return nid;
+}
+
+void pc__workingset_refault(struct pc_cache *c, struct pc_page *p, void *shadow)
+{
+	bool workingset = pc_tree_value(shadow) & 1;
+	uint64_t distance;
+	struct pc_node *n;
+	int nid = shadow_distance(c, shadow, &distance);
+
+	if (nid < 0)
 		return;
 	n = &c->nodes[nid];
-	now = atomic_load_explicit(&n->nonresident_age, memory_order_relaxed);
-	distance = (now - eviction) & mask;
 	pc__inc(c, page_node(c, p)->id, workingset_refault_file);
 	pc_trace(c, PC_TR_REFAULT, p, (uint32_t)pc_min(distance, UINT32_MAX));
 	if (distance > atomic_load(&n->lru[PC_LRU_ACTIVE].nr))
@@ -74,4 +112,86 @@ void pc__workingset_activation(struct pc_cache *c, struct pc_page *p)
 {
 	atomic_fetch_add_explicit(&page_node(c, p)->nonresident_age, 1,
 				  memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Trimming stale shadows                                              */
+
+/* Delete @m's shadows farther than frames_per_node >> @shift. */
+static uint64_t trim_mapping(struct pc_cache *c, struct pc_mapping *m,
+			     unsigned shift)
+{
+	uint64_t limit = (uint64_t)c->frames_per_node >> shift;
+	uint64_t index = 0, trimmed = 0;
+	void *items[TRIM_GANG];
+	uint64_t idx[TRIM_GANG];
+
+	for (;;) {
+		unsigned n, nstale = 0;
+
+		urcu_bp_read_lock();
+		n = pc__tree_gang(&m->tree, index, UINT64_MAX, items, idx,
+				  TRIM_GANG);
+		urcu_bp_read_unlock();
+		if (!n)
+			break;
+		for (unsigned k = 0; k < n; k++) {
+			uint64_t d;
+
+			if (pc_tree_is_value(items[k]) &&
+			    (shadow_distance(c, items[k], &d) < 0 || d > limit)) {
+				items[nstale] = items[k];
+				idx[nstale++] = idx[k];
+			}
+		}
+		index = idx[n - 1] + 1;
+		if (nstale) {
+			unsigned done = 0;
+
+			pc__lock(&m->tree_lock);
+			for (unsigned k = 0; k < nstale; k++)
+				if (pc__tree_lookup(&m->tree, idx[k]) == items[k]) {
+					pc__tree_store(&m->tree, idx[k], NULL);
+					done++;
+				}
+			pc__unlock(&m->tree_lock);
+			atomic_fetch_sub(&c->nr_shadows, done);
+			trimmed += done;
+		}
+		if (n < TRIM_GANG || index == 0)
+			break;
+	}
+	return trimmed;
+}
+
+uint64_t pc__workingset_trim(struct pc_cache *c)
+{
+	uint64_t target = c->max_shadows / 4 * 3, trimmed = 0;
+	struct pc_mapping **maps;
+	unsigned nmaps = 0, cap;
+
+	pthread_mutex_lock(&c->mappings_lock);
+	cap = c->nr_mappings + 1;
+	maps = malloc(cap * sizeof(*maps));
+	for (unsigned h = 0; maps && h < c->hash_size; h++)
+		for (struct pc_mapping *m = c->hash[h]; m && nmaps < cap;
+		     m = m->hash_next)
+			if (!m->dead && pc__mapping_tryget(m))
+				maps[nmaps++] = m;
+	pthread_mutex_unlock(&c->mappings_lock);
+	if (!maps)
+		return 0;
+	/* Stale first, then ever younger, until under the target. */
+	for (unsigned shift = 0; shift < 4; shift++) {
+		if (atomic_load(&c->nr_shadows) <= target)
+			break;
+		for (unsigned i = 0; i < nmaps; i++)
+			trimmed += trim_mapping(c, maps[i], shift);
+	}
+	for (unsigned i = 0; i < nmaps; i++)
+		pc__mapping_put(maps[i]);
+	free(maps);
+	if (trimmed)
+		pc__add(c, 0, workingset_nodereclaim, (int64_t)trimmed);
+	return trimmed;
 }

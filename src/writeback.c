@@ -2,9 +2,17 @@
  * writeback.c - dirty accounting, writing pages out, fsync, errors, and
  * the dirty throttle.
  *
- * A page is dirtied under its page lock (pc__set_page_dirty): PG_dirty,
- * then the DIRTY tag under the tree lock, then the counters (cache, node,
- * mapping), and the mapping goes on its bdi's dirty list if it was clean.
+ * Dirty accounting.  A page is dirtied under its page lock
+ * (pc__set_page_dirty): PG_dirty, then the DIRTY tag under the tree lock,
+ * then the counters, and the mapping goes on its bdi's dirty list if it
+ * was clean.  Dirty and writeback pages are counted at four levels, all
+ * atomic and read without a lock:
+ *
+ *   cache    vmstat nr_dirty, nr_writeback (sharded, summed on read)
+ *   node     vmstat per node + n->dirty_pages (numa.dirty_spread)
+ *   bdi      b->nr_dirty, b->nr_writeback (the throttle and the flusher
+ *            of that device; writeback.dirty_time_ms)
+ *   mapping  m->nr_dirty (the flusher's "clean?"), m->nr_writeback
  *
  * Writing out (pc__writeback_range), one gang of up to 64 pages at a time:
  *   - find pages tagged DIRTY (background) or TOWRITE (data integrity:
@@ -15,26 +23,78 @@
  *     those under writeback (fsync waits for them first);
  *   - one tree-lock hold for the gang: DIRTY, TOWRITE off, WRITEBACK on;
  *   - PG_dirty off, PG_writeback on, counters moved, pages unlocked;
- *   - contiguous runs go out as vectored requests of up to 1 MiB.
- * Completion (wb_end_io) keeps failed pages dirty (PG_error, errseq set:
+ *   - each page joins the open run (struct wb_ctl) if it follows the run's
+ *     last page; a run is closed into one vectored request when it reaches
+ *     1 MiB (PC_MAX_IO_PAGES) or a page does not follow, so runs span
+ *     gangs and a contiguous file goes out in 1 MiB requests; the requests
+ *     a gang closed are submitted together at its end, without waiting for
+ *     them, so several are in flight (as many as the backend takes).
+ *   - a writer of pages must never sleep while it holds pages under
+ *     writeback that it has not submitted (whoever waits for them would
+ *     wait for it): before every sleeping lock or writeback wait the run
+ *     is closed and everything is submitted (wb_flush, the kernel's plug
+ *     flush at schedule);
+ *   - a background pass stops at once when no one but its caller holds
+ *     the mapping any more (an unlinked file closed for the last time: its
+ *     pages are about to be dropped unwritten).
+ * Completion (wb_finish) keeps failed pages dirty (PG_error, errseq set:
  * nothing written and lost is ever treated as clean), clears WRITEBACK,
- * and only then ends PG_writeback (which may let a truncation, and the
- * mapping's teardown, proceed): the mapping is not touched after that.
- * Pages marked PG_reclaim while under writeback go to the inactive tail;
- * use-once stream pages (PG_dropbehind) are dropped at once.
+ * updates the bdi (bandwidth, last success or failure), and only then ends
+ * PG_writeback (which may let a truncation, and the mapping's teardown,
+ * proceed): neither the mapping nor the bdi is touched after that.  Pages
+ * marked PG_reclaim while under writeback go to the inactive tail;
+ * use-once stream pages (PG_dropbehind) are dropped at once when memory is
+ * tight or with cache.stickiness=always (readahead.c has the policy).
  *
  * Errors (errseq, as lib/errseq.c): m->wb_err = counter | SEEN | errno.
  * Each open file samples it at open and reports each new error once, at
- * fsync or close, whoever else saw it.
+ * fsync or close, whoever else saw it.  Failed pages stay dirty and are
+ * written again by the next fsync, or by the flusher after its back-off
+ * (bdi.c); pc__writeback_mapping_retry bounds the tries when the mapping
+ * is given up (destroy, pruning), so a dead device cannot hang destroy.
  *
- * The throttle (pc__balance_dirty_pages): dirty = nr_dirty + nr_writeback
- * against the limit and the background threshold (a share of the budget,
- * bytes, or with writeback.dirty_time_ms the bytes the device writes in
- * that time at its measured bandwidth).  Below the freerun point (halfway
- * between) writers run free; above it the flusher is woken and the writer
- * pauses for the time the device needs for its pages, scaled by the
- * kernel's position ratio 1 + ((setpoint - dirty) / (limit - setpoint))^3,
- * at most 200 ms a pause, repeated only while dirty stays over the limit.
+ * Limits (pc__update_dirty_limits, refreshed when bandwidth changes): the
+ * hard limit and the background threshold are dirty_ratio and
+ * dirty_background_ratio (20% and 10%) of the dirtyable budget, or
+ * dirty_bytes and dirty_background_bytes.  With writeback.dirty_time_ms
+ * (seed 000: Mel's dirty_time, Linus's "fewer dirty pages") each bdi gets
+ * its own limit, the pages its measured bandwidth writes in that time (at
+ * least two requests, at most half the budget; background at half of
+ * it), and the cache's limit is their sum, at most half the budget.
+ *
+ * The throttle (pc__balance_dirty_pages), called by writers after they
+ * dirtied pages, checks once per nr_dirtied_pause pages of a thread:
+ *
+ *   dirty  ^  pos 0: wait (steps <= 200 ms) while dirty >= limit and the
+ *   limit -+         flusher makes progress; 2 idle steps: give up and
+ *          |         let the thread run 1024 pages (no stall while the
+ *          |         flusher is idle: nothing in flight, nothing written)
+ *   setpt -+  pos 1: paced at the device's rate (per dirtier)
+ *          |  pos = 1 + ((setpoint - dirty) / (limit - setpoint))^3
+ * freerun -+  pos 2
+ *      bg -+  (the flusher is woken above it)   run free below freerun
+ *
+ * where dirty = dirty + writeback pages, freerun = (bg + limit) / 2 and
+ * setpoint = (freerun + limit) / 2 (the kernel's position-ratio curve).
+ * Each domain - the cache, and the bdi when it has a dirty_time limit -
+ * has its own curve; the lower ratio applies.  A paced thread owes
+ * pages / (bw / dirtiers * pos) seconds: bw is the bdi's write bandwidth,
+ * dirtiers the threads throttled on it in the last bandwidth period.  The
+ * debt is slept off in pauses of 4 to 200 ms (shorter ones accumulate, a
+ * token bucket, so the rate holds however coarse the sleeps are).  Pauses
+ * are taken on the bdi's throttle queue, and a write completion that
+ * finds dirty back under freerun ends them early: a pause computed from a
+ * bandwidth estimate that is still too low (it starts at 100 MiB/s) does
+ * not leave the device idle while the writer sleeps.  A writer whose
+ * device holds only a small part of the dirt (another device is the slow
+ * one) is not held back.  Pauses are counted (balance_dirty_pages_pauses,
+ * _pause_ms), refusals to stall too (balance_dirty_pages_idle).
+ *
+ * Locks: the page lock (sleeping, taken in index order within a gang) →
+ * tree lock (tags) → bdi lock (dirty list, in bdi.c); the throttle queue
+ * (bdi.c) is a leaf, taken with nothing else held.  Counters are atomic.  Nothing is
+ * held across I/O submission except the page locks of the gang being
+ * gathered, which hold no page under writeback.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -49,8 +109,17 @@
 #define ERRSEQ_MAX_ERRNO 4095u
 #define ERRSEQ_SEEN (1u << 12)
 #define ERRSEQ_CTR_INC (1u << 13)
-#define MAX_PAUSE_MS 200
-#define RATELIMIT_PAGES 32
+#define NS_PER_MS 1000000ll
+#define MAX_PAUSE_NS (200 * NS_PER_MS)	/* longest single pause */
+#define MIN_PAUSE_NS (4 * NS_PER_MS)	/* shorter debts accumulate */
+#define STEP_MIN_NS (1 * NS_PER_MS)	/* over the limit: shortest step */
+#define RATELIMIT_PAGES 32		/* free run: pages between checks, */
+#define RATELIMIT_MAX 1024		/* ... from 32 to 1024 */
+#define PACED_MIN 8			/* paced: from 8 to 256 */
+#define PACED_MAX 256
+#define IDLE_STEPS 2			/* over the limit, flusher idle */
+#define TIME_LIMIT_MIN (2 * PC_MAX_IO_PAGES)	/* dirty_time_ms floor */
+#define FINAL_TRIES 3			/* pc__writeback_mapping_retry */
 
 /* ------------------------------------------------------------------ */
 /* errseq                                                              */
@@ -98,10 +167,13 @@ static void account_dirtied(struct pc_mapping *m, struct pc_page *p)
 {
 	struct pc_cache *c = m->cache;
 	struct pc_node *n = page_node(c, p);
+	struct pc_bdi *b = m->bdi;
 
 	pc__inc(c, n->id, nr_dirty);
 	pc__inc(c, n->id, nr_dirtied);
 	atomic_fetch_add_explicit(&n->dirty_pages, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->nr_dirty, 1, memory_order_relaxed);
+	/* Sequentially consistent: pairs with bdi.c's retire_if_clean. */
 	atomic_fetch_add(&m->nr_dirty, 1);
 	pc_trace(c, PC_TR_DIRTY, p, 0);
 	if (!atomic_load(&m->on_dirty_list))
@@ -117,6 +189,7 @@ void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p)
 		return;
 	pc__add(c, n->id, nr_dirty, -1);
 	atomic_fetch_sub_explicit(&n->dirty_pages, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&m->bdi->nr_dirty, 1, memory_order_relaxed);
 	atomic_fetch_sub(&m->nr_dirty, 1);
 }
 
@@ -142,32 +215,67 @@ struct wb_io {
 	struct iovec iov[PC_MAX_IO_PAGES];
 };
 
+/* One pc__writeback_range call: the open run and the unsent requests. */
+struct wb_ctl {
+	struct pc_mapping *m;
+	unsigned nr;				/* pages in run[] */
+	unsigned nreq;				/* requests in reqs[] */
+	struct pc_page *run[PC_MAX_IO_PAGES];	/* under writeback, unsent */
+	struct pc_io_req *reqs[GANG + 1];	/* built, not submitted */
+};
+
 void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p)
 {
 	bool reclaim = page_test_clear(p, PG_reclaim);
 
 	pc_trace(c, PC_TR_WB_END, p, 0);
 	pc__end_page_writeback_bit(&c->wait, p);
+	/* Reclaim met it at the tail under writeback: back to the tail. */
 	if (reclaim && !page_test(p, PG_dirty))
 		pc__lru_rotate_reclaimable(c, p);
 }
 
-static void wb_finish(struct wb_io *io, ssize_t res)
+/*
+ * Writers asleep in the throttle on @b go back to work once dirty is under
+ * the freerun point again (in both domains): a pause computed from a
+ * bandwidth estimate that is too low must not leave the device idle.
+ */
+static void throttle_wake(struct pc_cache *c, struct pc_bdi *b)
 {
-	struct pc_mapping *m = io->m;
+	uint64_t dirty, freerun, bl;
+
+	if (atomic_load(&b->throttled) == 0)
+		return;
+	dirty = pc__vmstat_sum(c, PC_VM_nr_dirty) +
+		pc__vmstat_sum(c, PC_VM_nr_writeback);
+	freerun = (atomic_load(&c->dirty_bg_limit) + atomic_load(&c->dirty_limit)) / 2;
+	if (dirty >= freerun)
+		return;
+	bl = atomic_load(&b->dirty_limit);
+	if (bl && (uint64_t)pc_max(atomic_load(&b->nr_dirty) +
+				   atomic_load(&b->nr_writeback), 0) >=
+		  (atomic_load(&b->dirty_bg_limit) + bl) / 2)
+		return;
+	pc__bdi_throttle_wake(b);
+}
+
+/* The write of @nr pages (a request, or a run that could not be one) ended. */
+static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
+		      unsigned nr, ssize_t res)
+{
 	struct pc_cache *c = m->cache;
 	struct pc_bdi *b = m->bdi;
-	size_t want = (size_t)io->nr << PC_PAGE_SHIFT;
+	size_t want = (size_t)nr << PC_PAGE_SHIFT;
 	int err = res < 0 ? (int)res : (size_t)res < want ? -EIO : 0;
-	int node = page_node(c, io->pages[0])->id;
+	int node = page_node(c, pages[0])->id;
 
 	if (err) {
 		pc__errseq_set(m, err);
 		pc__inc(c, node, writeback_errors);
 	}
 	pc__lock(&m->tree_lock);
-	for (unsigned i = 0; i < io->nr; i++) {
-		struct pc_page *p = io->pages[i];
+	for (unsigned i = 0; i < nr; i++) {
+		struct pc_page *p = pages[i];
 
 		pc__tree_tag_clear(&m->tree, page_index(p), PC_TAG_WRITEBACK);
 		if (err) {
@@ -181,20 +289,27 @@ static void wb_finish(struct wb_io *io, ssize_t res)
 		}
 	}
 	pc__unlock(&m->tree_lock);
-	atomic_fetch_sub(&m->nr_writeback, io->nr);
-	for (unsigned i = 0; i < io->nr; i++)
-		pc__add(c, page_node(c, io->pages[i])->id, nr_writeback, -1);
+	atomic_fetch_sub(&m->nr_writeback, nr);
+	atomic_fetch_sub_explicit(&b->nr_writeback, nr, memory_order_relaxed);
+	for (unsigned i = 0; i < nr; i++)
+		pc__add(c, page_node(c, pages[i])->id, nr_writeback, -1);
 	if (!err) {
 		pc__add(c, node, pgpgout, (int64_t)(want >> 10));
-		pc__add(c, node, nr_written, io->nr);
+		pc__add(c, node, nr_written, nr);
+		atomic_store(&b->last_ok_ns, pc__now_ns());
 		pc__bdi_account_written(b, want);
+	} else {
+		atomic_store(&b->last_err_ns, pc__now_ns());
 	}
+	throttle_wake(c, b);
 	atomic_fetch_sub(&b->in_flight, 1);
-	/* From here on the mapping may go away: only pages and the bdi. */
-	for (unsigned i = 0; i < io->nr; i++) {
-		struct pc_page *p = io->pages[i];
+	/* From here on the mapping and the bdi may go: only the pages. */
+	for (unsigned i = 0; i < nr; i++) {
+		struct pc_page *p = pages[i];
+		/* Use-once stream pages go at once only when memory is
+		 * tight; with room to spare they stay cached (inactive). */
 		bool drop = !err && page_test(p, PG_dropbehind) &&
-			    pc__memory_tight(c);
+			    (c->cfg.stickiness == 2 || pc__memory_tight(c));
 
 		pc__end_page_writeback(c, p);
 		if (!drop || !pc__try_drop_page(c, p, 2, false))
@@ -206,66 +321,91 @@ static void wb_end_io(struct pc_io_req *req)
 {
 	struct wb_io *io = (struct wb_io *)req;
 
-	wb_finish(io, req->res);
+	wb_finish(io->m, io->pages, io->nr, req->res);
 	free(io);
 }
 
-static void submit_wb(struct pc_mapping *m, struct pc_page **pages, unsigned nr)
+/* Send the requests built so far. */
+static void wb_submit(struct wb_ctl *w)
 {
+	struct pc_cache *c = w->m->cache;
+	unsigned n = w->nreq;
+
+	if (!n)
+		return;
+	w->nreq = 0;
+	pc__add(c, 0, writeback_requests, n);
+	c->io_ops->submit(c->io, w->reqs, n);
+}
+
+/* Close the open run into one request, queued in w->reqs. */
+static void wb_close_run(struct wb_ctl *w)
+{
+	struct pc_mapping *m = w->m;
 	struct pc_cache *c = m->cache;
-	struct pc_io_req *reqs[GANG];
-	unsigned nreq = 0;
+	unsigned n = w->nr;
+	struct wb_io *io;
 
-	for (unsigned i = 0; i < nr;) {
-		struct wb_io *io = malloc(sizeof(*io));
-		unsigned n = 1;
-
-		while (i + n < nr && n < PC_MAX_IO_PAGES &&
-		       page_index(pages[i + n]) == page_index(pages[i]) + n)
-			n++;
-		if (!io) {	/* no memory: they fail and stay dirty */
-			struct wb_io tmp = { .m = m, .nr = n };
-
-			memcpy(tmp.pages, pages + i, n * sizeof(*pages));
-			atomic_fetch_add(&m->bdi->in_flight, 1);
-			wb_finish(&tmp, -ENOMEM);
-			i += n;
-			continue;
-		}
-		io->m = m;
-		io->nr = n;
-		for (unsigned k = 0; k < n; k++) {
-			io->pages[k] = pages[i + k];
-			io->iov[k].iov_base = page_data(c, pages[i + k]);
-			io->iov[k].iov_len = PC_PAGE_SIZE;
-		}
-		io->req = (struct pc_io_req){
-			.fd = m->fd,
-			.op = PC_IO_WRITE,
-			.iov = io->iov,
-			.iovcnt = (int)n,
-			.off = (off_t)(page_index(pages[i]) << PC_PAGE_SHIFT),
-			.dontneed = !m->direct,
-			.end_io = wb_end_io,
-		};
-		atomic_fetch_add(&m->bdi->in_flight, 1);
-		reqs[nreq++] = &io->req;
-		i += n;
+	if (!n)
+		return;
+	w->nr = 0;
+	atomic_fetch_add(&m->bdi->in_flight, 1);
+	io = malloc(sizeof(*io));
+	if (!io) {	/* no memory: they fail and stay dirty */
+		wb_finish(m, w->run, n, -ENOMEM);
+		return;
 	}
-	if (nreq)
-		c->io_ops->submit(c->io, reqs, nreq);
+	io->m = m;
+	io->nr = n;
+	for (unsigned k = 0; k < n; k++) {
+		io->pages[k] = w->run[k];
+		io->iov[k].iov_base = page_data(c, w->run[k]);
+		io->iov[k].iov_len = PC_PAGE_SIZE;
+	}
+	io->req = (struct pc_io_req){
+		.fd = m->fd,
+		.op = PC_IO_WRITE,
+		.iov = io->iov,
+		.iovcnt = (int)n,
+		.off = (off_t)(page_index(w->run[0]) << PC_PAGE_SHIFT),
+		.dontneed = !m->direct,
+		.end_io = wb_end_io,
+	};
+	w->reqs[w->nreq++] = &io->req;
+	if (w->nreq == sizeof(w->reqs) / sizeof(w->reqs[0]))
+		wb_submit(w);
+}
+
+/* Before sleeping: nothing under writeback may wait on us. */
+static void wb_flush(struct wb_ctl *w)
+{
+	wb_close_run(w);
+	wb_submit(w);
+}
+
+/* A page just put under writeback joins the run (or starts the next). */
+static void wb_add(struct wb_ctl *w, struct pc_page *p)
+{
+	if (w->nr && (w->nr == PC_MAX_IO_PAGES ||
+		      page_index(p) != page_index(w->run[w->nr - 1]) + 1))
+		wb_close_run(w);
+	w->run[w->nr++] = p;
 }
 
 int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 			bool sync, long *budget)
 {
 	struct pc_cache *c = m->cache;
+	struct pc_bdi *b = m->bdi;
 	int tag = sync ? PC_TAG_TOWRITE : PC_TAG_DIRTY;
+	struct wb_ctl w;
 	void *items[GANG];
 	uint64_t idx[GANG];
 	uint64_t index = start;
 	int written = 0;
 
+	w.m = m;
+	w.nr = w.nreq = 0;
 	if (sync) {
 		pc__lock(&m->tree_lock);
 		pc__tree_tag_range(&m->tree, start, end, PC_TAG_DIRTY,
@@ -281,6 +421,9 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 		urcu_bp_read_unlock();
 		if (!n)
 			break;
+		/* Background: a mapping no one holds but us is being dropped. */
+		if (!sync && atomic_load(&m->refs) <= 1)
+			break;
 		index = idx[n - 1] + 1;
 		for (unsigned k = 0; k < n; k++) {
 			struct pc_page *p = items[k];
@@ -291,17 +434,20 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 				pc__put_page(c, p);
 				continue;
 			}
-			if (sync) {
+			if (!pc__trylock_page(p)) {
+				if (!sync) {
+					pc__put_page(c, p);
+					continue;
+				}
+				wb_flush(&w);
 				pc__lock_page(&c->wait, p);
-			} else if (!pc__trylock_page(p)) {
-				pc__put_page(c, p);
-				continue;
 			}
 			if (page_mapping(p) != m)
 				goto skip;
 			if (page_test(p, PG_writeback)) {
 				if (!sync)
 					goto skip;
+				wb_flush(&w);
 				pc__wait_on_page_bit(&c->wait, p, PG_writeback);
 			}
 			if (!page_test(p, PG_dirty)) {
@@ -318,33 +464,38 @@ skip:
 			pc__unlock_page(&c->wait, p);
 			pc__put_page(c, p);
 		}
-		if (!np)
-			continue;
-		pc__lock(&m->tree_lock);
-		for (unsigned k = 0; k < np; k++) {
-			uint64_t i = page_index(pages[k]);
+		if (np) {
+			pc__lock(&m->tree_lock);
+			for (unsigned k = 0; k < np; k++) {
+				uint64_t i = page_index(pages[k]);
 
-			pc__tree_tag_clear(&m->tree, i, PC_TAG_DIRTY);
-			pc__tree_tag_clear(&m->tree, i, PC_TAG_TOWRITE);
-			pc__tree_tag_set(&m->tree, i, PC_TAG_WRITEBACK);
-		}
-		pc__unlock(&m->tree_lock);
-		for (unsigned k = 0; k < np; k++) {
-			struct pc_page *p = pages[k];
-			int node = page_node(c, p)->id;
+				pc__tree_tag_clear(&m->tree, i, PC_TAG_DIRTY);
+				pc__tree_tag_clear(&m->tree, i, PC_TAG_TOWRITE);
+				pc__tree_tag_set(&m->tree, i, PC_TAG_WRITEBACK);
+			}
+			pc__unlock(&m->tree_lock);
+			for (unsigned k = 0; k < np; k++) {
+				struct pc_page *p = pages[k];
 
-			page_set(p, PG_writeback);
-			pc__account_page_cleaned(m, p);
-			atomic_fetch_add(&m->nr_writeback, 1);
-			pc__inc(c, node, nr_writeback);
-			pc_trace(c, PC_TR_WB_START, p, 0);
-			pc__unlock_page(&c->wait, p);
+				page_set(p, PG_writeback);
+				pc__account_page_cleaned(m, p);
+				atomic_fetch_add(&m->nr_writeback, 1);
+				atomic_fetch_add_explicit(&b->nr_writeback, 1,
+							  memory_order_relaxed);
+				pc__inc(c, page_node(c, p)->id, nr_writeback);
+				pc_trace(c, PC_TR_WB_START, p, 0);
+				pc__unlock_page(&c->wait, p);
+				wb_add(&w, p);	/* our reference goes to the I/O */
+			}
+			wb_submit(&w);	/* the runs this gang closed */
+			written += (int)np;
+			if (budget && (*budget -= np) <= 0)
+				break;
 		}
-		submit_wb(m, pages, np);	/* our references go to the I/O */
-		written += (int)np;
-		if (budget && (*budget -= np) <= 0)
-			break;
+		if (index == 0)
+			break;	/* wrapped past the last index */
 	}
+	wb_flush(&w);
 	return written;
 }
 
@@ -404,6 +555,32 @@ int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
 	return pc__errseq_check_advance(m, &f->err_cursor);
 }
 
+static void sleep_ns(int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ll),
+			       (long)(ns % 1000000000ll) };
+
+	nanosleep(&ts, NULL);
+}
+
+uint64_t pc__writeback_mapping_retry(struct pc_mapping *m)
+{
+	uint64_t left = 0;
+
+	for (int try = 0; try < FINAL_TRIES; try++) {
+		if (try)	/* a moment for a device that hiccupped */
+			sleep_ns((10 * NS_PER_MS) << try);
+		pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
+		pc__wait_writeback_range(m, 0, UINT64_MAX);
+		left = atomic_load(&m->nr_dirty);
+		if (!left)
+			break;
+	}
+	if (left)
+		pc__add(m->cache, 0, writeback_lost, (int64_t)left);
+	return left;
+}
+
 /* ------------------------------------------------------------------ */
 /* The throttle                                                        */
 
@@ -419,15 +596,24 @@ void pc__update_dirty_limits(struct pc_cache *c)
 		     ? cfg->dirty_background_bytes >> PC_PAGE_SHIFT
 		     : dirtyable * cfg->dirty_background_ratio / 100;
 	if (cfg->dirty_time_ms) {
-		uint64_t bw = 0;
+		uint64_t sum = 0;
+		bool any = false;
 
 		pthread_mutex_lock(&c->bdi_lock);
-		for (struct pc_bdi *b = c->bdis; b; b = b->next)
-			bw = pc_max(bw, atomic_load(&b->write_bw));
+		for (struct pc_bdi *b = c->bdis; b; b = b->next) {
+			uint64_t bw = atomic_load(&b->write_bw);
+			uint64_t bl = (bw / 1000 * cfg->dirty_time_ms) >> PC_PAGE_SHIFT;
+
+			bl = pc_min(pc_max(bl, (uint64_t)TIME_LIMIT_MIN),
+				    pc_max(dirtyable / 2, 8));
+			atomic_store(&b->dirty_bg_limit, bl / 2);
+			atomic_store(&b->dirty_limit, bl);
+			sum += bl;
+			any = true;
+		}
 		pthread_mutex_unlock(&c->bdi_lock);
-		if (bw) {
-			limit = bw / 1000 * cfg->dirty_time_ms >> PC_PAGE_SHIFT;
-			limit = pc_min(limit, dirtyable / 2);
+		if (any) {
+			limit = pc_min(sum, dirtyable / 2);
 			bg = limit / 2;
 		}
 	}
@@ -437,65 +623,166 @@ void pc__update_dirty_limits(struct pc_cache *c)
 	atomic_store(&c->dirty_bg_limit, bg);
 }
 
-static uint64_t global_dirty(struct pc_cache *c)
+/* One dirty domain: the cache, or one bdi with a dirty_time limit. */
+struct dom {
+	uint64_t dirty;		/* dirty + writeback pages */
+	uint64_t bg, limit;
+};
+
+static uint64_t dom_freerun(const struct dom *d)
 {
-	return pc__vmstat_sum(c, PC_VM_nr_dirty) +
-	       pc__vmstat_sum(c, PC_VM_nr_writeback);
+	return (d->bg + d->limit) / 2;
 }
 
-static void pause_ms(struct pc_cache *c, int node, double ms)
+/* The kernel's position ratio: 2 at freerun, 1 at the setpoint, 0 at limit. */
+static double dom_pos_ratio(const struct dom *d)
 {
-	struct timespec ts;
+	uint64_t freerun = dom_freerun(d);
+	uint64_t setpoint = (freerun + d->limit) / 2;
+	double x, pos;
 
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000) * 1e6);
+	if (d->dirty >= d->limit)
+		return 0.0;
+	if (d->dirty <= freerun)
+		return 2.0;
+	x = ((double)setpoint - (double)d->dirty) /
+	    (double)pc_max(d->limit - setpoint, 1);
+	pos = 1.0 + x * x * x;
+	return pos < 0.0 ? 0.0 : pos > 2.0 ? 2.0 : pos;
+}
+
+static unsigned ilog2_u64(uint64_t v)
+{
+	return v ? 63u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+/* Each thread counts once per bandwidth period as a dirtier of @b. */
+static void count_dirtier(struct pc_bdi *b, struct pc_tctx *t)
+{
+	uint64_t period = atomic_load_explicit(&b->period, memory_order_relaxed);
+
+	if (t->bdp_bdi == b && t->bdp_period == period)
+		return;
+	t->bdp_bdi = b;
+	t->bdp_period = period;
+	atomic_fetch_add_explicit(&b->dirtiers_cur, 1, memory_order_relaxed);
+}
+
+/* A pause on @b's throttle queue (bdi.c), counted; the time slept. */
+static int64_t pause_ns(struct pc_cache *c, struct pc_bdi *b, int node,
+			int64_t ns)
+{
+	int64_t slept = pc__bdi_throttle_pause(b, ns);
+
 	pc__inc(c, node, balance_dirty_pages_pauses);
-	pc__add(c, node, balance_dirty_pages_pause_ms, (int64_t)(ms + 0.5));
-	nanosleep(&ts, NULL);
+	pc__add(c, node, balance_dirty_pages_pause_ms,
+		(slept + NS_PER_MS / 2) / NS_PER_MS);
+	return slept;
 }
 
 void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied)
 {
 	struct pc_cache *c = m->cache;
-	struct pc_tctx *t = pc__tctx(c);
-	unsigned pending = nr_dirtied;
-	int node = t ? t->node : 0;
-	double waited = 0;
+	struct pc_bdi *b = m->bdi;
+	struct pc_tctx *t = pc__tctx(c), local;
+	unsigned pending, idle = 0;
+	int node;
 
-	if (t) {
-		t->dirty_ratelimit += nr_dirtied;
-		if (t->dirty_ratelimit < RATELIMIT_PAGES)
-			return;
-		pending = t->dirty_ratelimit;
-		t->dirty_ratelimit = 0;
+	if (!t) {	/* no context (9th cache of a thread): check each time */
+		memset(&local, 0, sizeof(local));
+		t = &local;
 	}
-	while (waited < MAX_PAUSE_MS) {
-		uint64_t limit = atomic_load(&c->dirty_limit);
-		uint64_t bg = atomic_load(&c->dirty_bg_limit);
-		uint64_t freerun = (limit + bg) / 2;
-		uint64_t setpoint = (freerun + limit) / 2;
-		uint64_t dirty = global_dirty(c);
-		uint64_t bw = atomic_load(&m->bdi->write_bw) >> PC_PAGE_SHIFT;
-		double x, pos, ms;
-
-		if (dirty > bg)
-			pc__bdi_wakeup(m->bdi, PC_WB_BACKGROUND);
-		if (dirty <= freerun)
-			return;
-		if (dirty >= limit) {
-			/* Over the limit: wait for the flusher, a step at a time. */
-			pause_ms(c, node, 5);
-			waited += 5;
-			continue;
-		}
-		/* Between freerun and limit: pace to the device's rate. */
-		x = ((double)setpoint - (double)dirty) /
-		    (double)pc_max(limit - setpoint, 1);
-		pos = 1.0 + x * x * x;
-		pos = pos < 0.1 ? 0.1 : pos > 2.0 ? 2.0 : pos;
-		ms = 1000.0 * pending / ((double)pc_max(bw, 256) * pos);
-		if (ms >= 1.0)
-			pause_ms(c, node, pc_min(ms, MAX_PAUSE_MS - waited));
+	node = t->node;
+	t->dirty_ratelimit += nr_dirtied;
+	if (t->dirty_ratelimit < (t->nr_dirtied_pause ? t->nr_dirtied_pause
+						       : RATELIMIT_PAGES))
 		return;
+	pending = t->dirty_ratelimit;
+	t->dirty_ratelimit = 0;
+
+	for (;;) {
+		uint64_t nr_dirty = pc__vmstat_sum(c, PC_VM_nr_dirty);
+		uint64_t nr_wb = pc__vmstat_sum(c, PC_VM_nr_writeback);
+		int64_t b_dirty = atomic_load(&b->nr_dirty);
+		int64_t b_wb = atomic_load(&b->nr_writeback);
+		struct dom g = {
+			.dirty = nr_dirty + nr_wb,
+			.bg = atomic_load(&c->dirty_bg_limit),
+			.limit = atomic_load(&c->dirty_limit),
+		};
+		struct dom d = {
+			.dirty = (uint64_t)pc_max(b_dirty + b_wb, 0),
+			.bg = atomic_load(&b->dirty_bg_limit),
+			.limit = atomic_load(&b->dirty_limit),
+		};
+		bool bdi_dom = d.limit != 0;
+		double pos, bw, rate;
+		uint64_t over, room, written0;
+		int64_t step;
+
+		if (nr_dirty > g.bg || (bdi_dom && (uint64_t)pc_max(b_dirty, 0) > d.bg))
+			pc__bdi_wakeup(b, PC_WB_BACKGROUND);
+		if (g.dirty <= dom_freerun(&g) &&
+		    (!bdi_dom || d.dirty <= dom_freerun(&d))) {
+			/* Free run: check again before dirty can pass freerun. */
+			uint64_t gap = dom_freerun(&g) - g.dirty;
+
+			if (bdi_dom)
+				gap = pc_min(gap, dom_freerun(&d) - d.dirty);
+			t->nr_dirtied_pause = pc_min(pc_max(1u << (ilog2_u64(gap) / 2),
+							    RATELIMIT_PAGES), RATELIMIT_MAX);
+			t->bdp_owed_ns = 0;
+			return;
+		}
+		t->nr_dirtied_pause = RATELIMIT_PAGES;
+		/* Most of the dirt is another device's: not this writer's to pay. */
+		if (!bdi_dom && d.dirty * 4 < g.dirty &&
+		    d.dirty <= 2 * PC_MAX_IO_PAGES)
+			return;
+		count_dirtier(b, t);
+		pos = dom_pos_ratio(&g);
+		if (bdi_dom)
+			pos = pc_min(pos, dom_pos_ratio(&d));
+		bw = (double)(atomic_load(&b->write_bw) >> PC_PAGE_SHIFT);
+		bw = pc_max(bw, 64.0);	/* pages per second */
+		if (pos > 0.0) {
+			/* Paced: this thread's share of the device's rate. */
+			rate = bw * pos / pc_max(atomic_load(&b->dirtiers), 1u);
+			t->bdp_owed_ns += (int64_t)((double)pending * 1e9 / rate);
+			t->bdp_owed_ns = pc_min(t->bdp_owed_ns, MAX_PAUSE_NS);
+			/* Next check: after 10 ms of pages, well before the limit. */
+			room = g.limit - g.dirty;
+			if (bdi_dom)
+				room = pc_min(room, d.limit - d.dirty);
+			t->nr_dirtied_pause = (unsigned)pc_max(pc_min(rate / 100,
+					pc_min((double)room / 4, (double)PACED_MAX)),
+					(double)PACED_MIN);
+			if (t->bdp_owed_ns >= MIN_PAUSE_NS) {
+				t->bdp_owed_ns -= pause_ns(c, b, node, t->bdp_owed_ns);
+				t->bdp_owed_ns = pc_max(t->bdp_owed_ns, -MIN_PAUSE_NS);
+			}
+			return;
+		}
+		/* At the limit: wait for writeback, while it makes progress. */
+		t->bdp_owed_ns = 0;
+		t->nr_dirtied_pause = PACED_MIN;
+		if (atomic_load(&c->stopping))
+			return;
+		over = g.dirty >= g.limit ? g.dirty - g.limit : d.dirty - d.limit;
+		step = (int64_t)((double)(over + pending) * 1e9 / bw);
+		step = pc_min(pc_max(step, STEP_MIN_NS), MAX_PAUSE_NS);
+		written0 = atomic_load(&b->written);
+		pause_ns(c, b, node, step);
+		if (atomic_load(&b->written) == written0 &&
+		    !atomic_load(&b->busy) && atomic_load(&b->in_flight) == 0) {
+			/* The flusher is idle and nothing is in flight. */
+			pc__inc(c, node, balance_dirty_pages_idle);
+			if (++idle >= IDLE_STEPS) {
+				t->nr_dirtied_pause = RATELIMIT_MAX;
+				return;
+			}
+		} else {
+			idle = 0;
+		}
 	}
 }

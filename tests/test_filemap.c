@@ -440,6 +440,37 @@ static void test_all_pinned_enomem(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/* Seed 000: small sequential writes are one use of each page, not four. */
+static void test_small_writes_not_hot(void **state)
+{
+	const char *path = tu_path("smallwrites");
+	char kb[1024];
+	uint64_t act0, act1, act2;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	memset(kb, 'w', sizeof(kb));
+	assert_int_equal(pc_cache_create(&c, "memory=8M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_vmstat(c, "pgactivate", &act0), 0);
+	for (int i = 0; i < 256 * 4; i++)	/* 256 pages, 1 KiB at a time */
+		assert_int_equal(pc_pwrite(f, kb, sizeof(kb), (off_t)i * 1024), 1024);
+	pc_fadvise(f, 0, 0, POSIX_FADV_NORMAL);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_vmstat(c, "pgactivate", &act1), 0);
+	assert_int_equal(act1 - act0, 0);
+	/* Rewriting cached pages twice, out of order, makes them hot. */
+	for (int round = 0; round < 2; round++)
+		for (int i = 255; i >= 0; i -= 2)
+			assert_int_equal(pc_pwrite(f, kb, 100, (off_t)i * 4096 + 7), 100);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_vmstat(c, "pgactivate", &act2), 0);
+	if (act2 - act1 < 100)
+		fail_msg("pgactivate moved %llu", (unsigned long long)(act2 - act1));
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +478,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_destroy_writes_back),
 		cmocka_unit_test(test_get_page),
 		cmocka_unit_test(test_all_pinned_enomem),
+		cmocka_unit_test(test_small_writes_not_hot),
 		cmocka_unit_test(test_random_tiny_budget),
 		cmocka_unit_test(test_random_threads),
 		cmocka_unit_test(test_random_nodes),

@@ -6,17 +6,19 @@
  * the engine: k mod nodes).  Each has a region, a file of B/16 (a quarter
  * of a node at nodes=4).
  *   fill     thread k reads region k twice (64 KiB reads): its pages come
- *            from node k and are active.  Shape "full" then fills node k
- *            down to its low watermark with pinned pages, so that no page
- *            can be migrated into it: thread k pins region k (page_get),
- *            then, one node at a time, pins pages of a sparse ballast
- *            file (B/4, a whole node) in a shuffled order (no readahead)
- *            until the engine first wakes a kswapd or reclaims directly:
- *            node k is at its low mark, and holds nothing reclaim can
- *            take.  The region pins go before the shuffle, the ballast
- *            pins after it.  (In a rotation every node is a source as well
- *            as a target: leaving room anywhere, or letting kswapd make
- *            some, would let migrations free the room the next ones need.)
+ *            from node k and are active.  Shape "full" then leaves no
+ *            free frame for a migration: thread k pins region k
+ *            (page_get), then, one thread at a time, pins pages of a
+ *            sparse ballast file (B/4) in a shuffled order (no readahead
+ *            around them) until an allocation has to reclaim directly,
+ *            again after kswapd took what it could, until it takes
+ *            nothing: the node is at its min watermark with nothing left
+ *            to reclaim, no room for a migration and none to be made.
+ *            The region pins go before the shuffle, the ballast pins
+ *            after it.  (In a rotation every node is a source as well as
+ *            a target: any room left, or made by kswapd, would let
+ *            migrations free the room the next ones need, and all of them
+ *            would succeed in the end.)
  *   shuffle  thread k reads region k+1 (mod 4) from start to end in 4 KiB
  *            reads, over and over, for --duration: every read is remote
  *            until NUMA balancing moves the page to node k.
@@ -142,16 +144,6 @@ static double counter(json_t *vm, const char *name)
 	return json_is_integer(v) ? (double)json_integer_value(v) : 0;
 }
 
-/* Has any node been pushed to its low mark: kswapd woken, or reclaim? */
-static double pressure(struct pcb_run *r)
-{
-	json_t *vm = r->ops->vmstat(r);
-	double v = vm ? counter(vm, "kswapd_wakeup") + counter(vm, "allocstall") : 0;
-
-	json_decref(vm);
-	return v;
-}
-
 static int pin(struct pcb_run *r, struct pcb_file *f, uint64_t index,
 	       struct slot *me)
 {
@@ -163,31 +155,60 @@ static int pin(struct pcb_run *r, struct pcb_file *f, uint64_t index,
 	return err;
 }
 
-/* Full: pin the ballast of node i in a shuffled order down to its low mark. */
+/* Direct reclaims so far, and pages reclaimed by anyone. */
+static void reclaim_counts(struct pcb_run *r, double *stalls, double *stolen)
+{
+	json_t *vm = r->ops->vmstat(r);
+
+	*stalls = counter(vm, "allocstall");
+	*stolen = counter(vm, "pgsteal_kswapd") + counter(vm, "pgsteal_direct");
+	json_decref(vm);
+}
+
+/*
+ * Full: pin ballast pages from node i, in a shuffled order, until an
+ * allocation has to reclaim directly: the node is at its min watermark,
+ * below the low one migrations need.  Then let kswapd take what it can
+ * (pages read around ours) and pin again, until it takes nothing: no
+ * room is left, and none can be made.  Stopping there, not at the last
+ * frame, spares later allocations a fruitless scan of pinned pages.
+ */
 static int pin_ballast(struct pcb_run *r, struct shuffle *s, int i)
 {
 	uint64_t pages = (uint64_t)pcb_param(r->par, "ballast_size") / BLOCK;
 	uint64_t seed = SEED + (uint64_t)i, *order = malloc(pages * sizeof(*order));
+	struct timespec settle = { 0, 50 * 1000 * 1000 };
 	struct slot *me = &s->slot[i];
-	double p0 = pressure(r);
+	double stall0, stolen0, stall, stolen;
+	uint64_t k = 0;
 	int err;
 
 	if (!order)
 		return -ENOMEM;
-	for (uint64_t k = 0; k < pages; k++)
+	for (k = 0; k < pages; k++)
 		order[k] = k;
-	for (uint64_t k = pages; k > 1; k--) {
+	for (k = pages; k > 1; k--) {
 		uint64_t j = pcb_rand(&seed) % k, t = order[k - 1];
 
 		order[k - 1] = order[j];
 		order[j] = t;
 	}
 	err = open_file(r, "ballast", i, &me->ballast);
-	for (uint64_t k = 0; !err && k < pages && !pcb_stop; k++) {
-		if (pin(r, me->ballast, order[k], me) < 0)
-			break;		/* nothing left to allocate: full too */
-		if (pressure(r) != p0)
-			break;
+	for (int round = 0; !err && k < pages && round < 50 && !pcb_stop; round++) {
+		reclaim_counts(r, &stall0, &stolen0);
+		while (k < pages && !pcb_stop) {
+			if (pin(r, me->ballast, order[k++], me) < 0) {
+				k = pages;	/* -ENOMEM: full, the point */
+				break;
+			}
+			reclaim_counts(r, &stall, &stolen);
+			if (stall != stall0)
+				break;
+		}
+		nanosleep(&settle, NULL);
+		reclaim_counts(r, &stall, &stolen);
+		if (stolen == stolen0)
+			break;		/* nothing reclaimable: full */
 	}
 	free(order);
 	return err;
@@ -221,7 +242,7 @@ static int fill_thread(struct pcb_run *r, int i, void *arg)
 		me->region_pins = me->nr_pins;
 		r->ops->close(f);
 	}
-	if (full) {	/* one node at a time: the counters are global */
+	if (full) {	/* one at a time: allocstall is counted globally */
 		while (atomic_load(&s->turn) != i && !pcb_stop)
 			nanosleep(&ms, NULL);
 		if (!err)
@@ -363,6 +384,11 @@ static int run(struct pcb_run *r)
 	}
 	if (!err)
 		err = pcb_threads(r, THREADS, fill_thread, s);
+	if (pcb_param(r->par, "full")) {	/* let the kswapds give up */
+		struct timespec t = { 0, 200 * 1000 * 1000 };
+
+		nanosleep(&t, NULL);
+	}
 	for (int i = 0; i < THREADS; i++)	/* the regions may move now */
 		for (uint64_t k = 0; k < s->slot[i].region_pins; k++)
 			r->ops->page_put(s->slot[i].pins[k]);

@@ -1,0 +1,414 @@
+/*
+ * dropbehind.c - use-once pages: what a read does to the pages it reads,
+ * and dropping the pages a stream has consumed (cache.stickiness,
+ * POSIX_FADV_NOREUSE).
+ *
+ * Readahead (readahead.c) marks PG_dropbehind on the windows of an
+ * established stream when its device is fast - read bandwidth measured
+ * from large reads (pc__ra_account_read), else the bdi's write bandwidth;
+ * 64 MB/s and more is "fast", nothing measured counts as fast (holes) -
+ * or always with cache.stickiness=always, never with =off; and on every
+ * page read through a NOREUSE file.  Reads through a NOREUSE file never
+ * mark a page accessed, and drop what they consume when memory is tight
+ * unless someone else touched it (PG_referenced, PG_active).  What
+ * happens when a reader consumes a PG_dropbehind page (reads through its
+ * last byte, pc__mark_read with PC_READ_CONSUMED):
+ *
+ *   a random reader, or a read that stops inside it (1 KiB reads): it is
+ *       not consumed yet; a random reader that touches it clears the flag
+ *       and marks it accessed: the page is wanted, it stays;
+ *   another stream of the file has not read it yet (readtwice; the
+ *       streams' positions are in m->stream_pos[], see readahead.c): it
+ *       is marked PG_referenced and left to the last stream to consume it
+ *       - unless memory is tight and the nodes near their low marks
+ *       (room_to_keep): then the pages just ahead of the stream behind are
+ *       the ones to keep and this one goes (it will be read again: most-
+ *       recently-used is the right victim when one stream follows another,
+ *       and readers stay out of direct reclaim however far they drift);
+ *   touched by someone else since it was read (PG_referenced, no other
+ *       stream): it stays, as a normal page;
+ *   else the page is use-once: the flag is cleared and, when memory is
+ *       tight (free frames under an eighth of the budget or of the page's
+ *       node, or cache.stickiness=always: drop_now) it goes in the file's
+ *       drop batch; with
+ *       memory to spare it stays cached as an ordinary page read once
+ *       (marked accessed: two passes over a file make it hot, as the
+ *       cached-read and hotcold warm-ups expect) - except a page the last
+ *       of several streams consumed (readtwice), which goes at once: the
+ *       streams' pages then never fill the cache, and all of it is room
+ *       for one stream to drift behind another.
+ *
+ * The drop batch (f->drop[], f->drop_index[], under f->ra_lock) holds no
+ * reference: when a page finds it full (PC_DROP_BATCH) or the file is
+ * closed, each page still at its place, clean, unlocked and not touched
+ * since (PG_referenced, PG_active) is removed from its mapping - one
+ * tree-lock hold and one lru-lock hold for the batch - and its frame is
+ * freed (dropbehind counts them).  A stream thus recycles its own frames,
+ * never pushes a working set out, and reclaim hardly runs.
+ *
+ * Locks: f->ra_lock (no other held when it is taken; no page lock holder
+ * takes it) → page locks (trylock; at close, sleeping) → tree lock → lru
+ * lock.  The hit path of a read writes no shared line unless a flag must
+ * change.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define STREAM_BW_MIN (64ull << 20)	/* bytes/s: "a fast device" */
+#define READ_BW_MIN_BYTES (64u << 10)	/* requests that sample read_bw */
+
+static int advice(struct pc_file *f)
+{
+	return atomic_load_explicit(&f->advice, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ */
+/* The device's speed.                                                 */
+
+void pc__ra_account_read(struct pc_mapping *m, uint64_t bytes, uint64_t ns)
+{
+	struct pc_bdi *b = m->bdi;
+	uint64_t bw, old;
+
+	if (!b || !ns || bytes < READ_BW_MIN_BYTES)
+		return;
+	bw = bytes * 1000000000ull / ns;
+	old = atomic_load_explicit(&b->read_bw, memory_order_relaxed);
+	atomic_store_explicit(&b->read_bw, old ? (old * 7 + bw) / 8 : bw,
+			      memory_order_relaxed);
+}
+
+/* Is @m's device fast enough that streams should not be cached? */
+static bool device_fast(struct pc_mapping *m, bool read)
+{
+	uint64_t rbw = 0, wbw = 0, bw;
+
+	if (m->bdi) {
+		rbw = atomic_load_explicit(&m->bdi->read_bw, memory_order_relaxed);
+		wbw = atomic_load_explicit(&m->bdi->write_bw, memory_order_relaxed);
+	}
+	bw = read ? (rbw ? rbw : wbw) : (wbw ? wbw : rbw);
+	return bw == 0 || bw >= STREAM_BW_MIN;
+}
+
+bool pc__stream_use_once(struct pc_mapping *m, bool read)
+{
+	int s = m->cache->cfg.stickiness;
+
+	return s == 2 || (s == 1 && device_fast(m, read));
+}
+
+bool pc__stream_dropbehind(struct pc_mapping *m)
+{
+	return pc__stream_use_once(m, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams, consumption.                                               */
+
+/*
+ * Other streams of @f's file.  *behind: the first page the furthest
+ * behind of those that have not read page @index yet has not read either
+ * (UINT64_MAX: none is behind).
+ */
+static bool other_streams(struct pc_file *f, uint64_t index, uint64_t *behind)
+{
+	int self = atomic_load_explicit(&f->ra_stream, memory_order_relaxed);
+	bool any = false;
+
+	*behind = UINT64_MAX;
+	for (int k = 0; k < PC_RA_STREAMS; k++) {
+		uint64_t pos;
+
+		if (k == self - 1)
+			continue;
+		pos = atomic_load_explicit(&f->mapping->stream_pos[k],
+					   memory_order_relaxed);
+		if (!pos)
+			continue;
+		any = true;
+		if (pos <= index)
+			*behind = pc_min(*behind, pos - 1);
+	}
+	return any;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dropping pages.                                                     */
+
+bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
+		   bool force, bool wait)
+{
+	struct pc_mapping *m;
+	bool dropped = false;
+
+	if (wait)
+		pc__lock_page(&c->wait, p);
+	else if (!pc__trylock_page(p))
+		return false;
+	m = page_mapping(p);
+	if (m && !page_test(p, PG_dirty) && !page_test(p, PG_writeback) &&
+	    (force || (!page_test(p, PG_referenced) &&
+		       !page_test(p, PG_active)))) {
+		pc__lock(&m->tree_lock);
+		if (page_ref_freeze(p, expected)) {
+			if (page_test(p, PG_dirty)) {
+				page_ref_unfreeze(p, expected);
+			} else {
+				pc_trace(c, PC_TR_EVICT, p, 1);
+				pc__delete_from_page_cache_locked(m, p, NULL);
+				dropped = true;
+			}
+		}
+		pc__unlock(&m->tree_lock);
+	}
+	pc__unlock_page(&c->wait, p);
+	if (dropped) {
+		pc__inc(c, page_node(c, p)->id, dropbehind);
+		pc__page_release(c, p);
+	}
+	return dropped;
+}
+
+bool pc__try_drop_page(struct pc_cache *c, struct pc_page *p, int expected,
+		       bool force)
+{
+	return pc__drop_page(c, p, expected, force, false);
+}
+
+/*
+ * Drop the pages of f's batch that are still at their place, clean and
+ * untouched: one tree-lock hold for all, one lru-lock hold per node run.
+ * @wait (at close): sleep for page locks - a page just read may still be
+ * locked by the completion that made it uptodate.  f->ra_lock held (no
+ * page lock holder takes it).
+ */
+static void dropbehind_flush_locked(struct pc_file *f, bool wait)
+{
+	struct pc_cache *c = f->cache;
+	struct pc_mapping *m = f->mapping;
+	struct pc_page *cand[PC_DROP_BATCH];
+	bool gone[PC_DROP_BATCH];
+	struct pc_node *locked = NULL;
+	unsigned nc = 0, dropped = 0;
+
+	for (unsigned i = 0; i < f->nr_drop; i++) {
+		struct pc_page *p = f->drop[i];
+
+		/* Unpinned: the frame may have been reclaimed, even reused. */
+		if (!page_get_unless_zero(p))
+			continue;
+		if (page_mapping(p) != m || page_index(p) != f->drop_index[i]) {
+			pc__put_page(c, p);
+			continue;
+		}
+		if (wait) {
+			pc__lock_page(&c->wait, p);
+		} else if (!pc__trylock_page(p)) {
+			pc__put_page(c, p);
+			continue;
+		}
+		if (page_mapping(p) != m || page_index(p) != f->drop_index[i] ||
+		    (atomic_load(&p->flags) & (1u << PG_dirty | 1u << PG_writeback |
+					       1u << PG_referenced | 1u << PG_active))) {
+			pc__unlock_page(&c->wait, p);
+			pc__put_page(c, p);
+			continue;
+		}
+		gone[nc] = false;
+		cand[nc++] = p;
+	}
+	f->nr_drop = 0;
+	if (!nc)
+		return;
+	pc__lock(&m->tree_lock);
+	for (unsigned i = 0; i < nc; i++) {
+		struct pc_page *p = cand[i];
+
+		/* Ours and the mapping's: nobody else holds it. */
+		if (!page_ref_freeze(p, 2))
+			continue;
+		if (page_test(p, PG_dirty)) {
+			page_ref_unfreeze(p, 2);
+			continue;
+		}
+		pc_trace(c, PC_TR_EVICT, p, 1);
+		pc__delete_from_page_cache_locked(m, p, NULL);
+		gone[i] = true;
+		dropped++;
+	}
+	pc__unlock(&m->tree_lock);
+	for (unsigned i = 0; i < nc; i++) {
+		struct pc_page *p = cand[i];
+		struct pc_node *n = page_node(c, p);
+
+		pc__unlock_page(&c->wait, p);
+		if (!gone[i] || !page_test(p, PG_lru))
+			continue;
+		if (n != locked) {
+			if (locked)
+				pc__unlock(&locked->lru_lock);
+			pc__lock(&n->lru_lock);
+			locked = n;
+		}
+		if (page_test_clear(p, PG_lru))
+			pc__lru_del_locked(n, p);
+	}
+	if (locked)
+		pc__unlock(&locked->lru_lock);
+	dropped = 0;
+	locked = NULL;
+	for (unsigned i = 0; i < nc; i++) {
+		struct pc_node *n = page_node(c, cand[i]);
+
+		if (!gone[i]) {
+			pc__put_page(c, cand[i]);
+			continue;
+		}
+		if (n != locked && dropped) {	/* counted per node */
+			pc__add(c, locked->id, dropbehind, dropped);
+			dropped = 0;
+		}
+		locked = n;
+		dropped++;
+		pc__free_page(c, cand[i]);	/* count frozen at 0 */
+	}
+	if (dropped)
+		pc__add(c, locked->id, dropbehind, dropped);
+}
+
+void pc__dropbehind_flush(struct pc_file *f)
+{
+	struct pc_tctx *t = pc__tctx(f->cache);
+
+	/* The last pages read in may wait in our LRU batch, referenced. */
+	if (t && f->nr_drop)
+		pc__lru_drain(f->cache, t);
+	pthread_mutex_lock(&f->ra_lock);
+	dropbehind_flush_locked(f, true);
+	pc__ra_stream_end_locked(f);	/* at close: it reads no more */
+	pthread_mutex_unlock(&f->ra_lock);
+}
+
+/*
+ * Put a consumed page in f's drop batch; a full batch is dropped first
+ * (not after: the caller still holds this page).
+ */
+static void drop_later(struct pc_file *f, struct pc_page *p)
+{
+	pthread_mutex_lock(&f->ra_lock);
+	if (f->nr_drop == PC_DROP_BATCH)
+		dropbehind_flush_locked(f, false);
+	f->drop_index[f->nr_drop] = page_index(p);
+	f->drop[f->nr_drop++] = p;
+	pthread_mutex_unlock(&f->ra_lock);
+}
+
+static uint64_t node_free(struct pc_node *n)
+{
+	return atomic_load_explicit(&n->nr_free, memory_order_relaxed);
+}
+
+/*
+ * Drop a consumed use-once page now?  When memory is tight - in all (as
+ * pc__memory_tight says) or on @p's node, where the stream's next pages
+ * come from (with numa.node_reclaim a node fills up and reclaims while
+ * the others are still free) - or always with cache.stickiness=always.
+ */
+static bool drop_now(struct pc_cache *c, struct pc_page *p)
+{
+	struct pc_node *n = page_node(c, p);
+
+	return c->cfg.stickiness == 2 || node_free(n) < n->nr_frames / 8 ||
+	       pc__memory_tight(c);
+}
+
+/*
+ * May a stream keep a page it consumed for a stream behind it?  While its
+ * node has a 64th of its frames free above its low mark - room for the
+ * async windows, which stop at the low mark (ra_room).  Then pages kept
+ * for a stream that drifted behind wake kswapd now and then (it reclaims
+ * the oldest inactive pages first: those kept while memory was
+ * plentiful), and readers do not end up in direct reclaim.
+ */
+static bool room_to_keep(struct pc_cache *c, struct pc_page *p)
+{
+	struct pc_node *n = page_node(c, p);
+
+	return node_free(n) > node_wmark_low(n) + n->nr_frames / 64;
+}
+
+/* A use-once page (PG_dropbehind) read through @f; see the top comment. */
+static void use_once(struct pc_file *f, struct pc_page *p, unsigned how)
+{
+	struct pc_cache *c = f->cache;
+	uint64_t index = page_index(p), behind;
+	bool others;
+
+	if (!(how & PC_READ_SEQ)) {
+		/* A random reader wants it: a normal page from now on. */
+		page_clear(p, PG_dropbehind);
+		if (how & PC_READ_FIRST)
+			pc__mark_accessed(c, p);
+		return;
+	}
+	if (!(how & PC_READ_CONSUMED))
+		return;
+	others = other_streams(f, index, &behind);
+	if (behind != UINT64_MAX && (!drop_now(c, p) || room_to_keep(c, p))) {
+		/* Another stream will read it: leave it to the last one. */
+		if (!page_test(p, PG_referenced))
+			page_set(p, PG_referenced);
+		return;
+	}
+	if (!others && page_test(p, PG_referenced)) {
+		/* Touched by someone else meanwhile: keep it. */
+		page_clear(p, PG_dropbehind);
+		return;
+	}
+	if (!page_test_clear(p, PG_dropbehind))
+		return;		/* another reader consumed it */
+	if (!others && !drop_now(c, p)) {
+		/* Room to spare: an ordinary page read once. */
+		pc__mark_accessed(c, p);
+		return;
+	}
+	page_clear(p, PG_referenced);
+	drop_later(f, p);
+}
+
+/*
+ * A page read through a NOREUSE file: never marked accessed; consumed and
+ * untouched by others, it is dropped when memory is tight, else it stays
+ * on the inactive list, unreferenced.
+ */
+static void noreuse_read(struct pc_file *f, struct pc_page *p, unsigned how)
+{
+	if (!(how & PC_READ_CONSUMED) ||
+	    (atomic_load_explicit(&p->flags, memory_order_relaxed) &
+	     (1u << PG_referenced | 1u << PG_active)))
+		return;
+	if (page_test(p, PG_dropbehind))
+		page_clear(p, PG_dropbehind);
+	if (drop_now(f->cache, p))
+		drop_later(f, p);
+}
+
+bool pc__mark_read(struct pc_file *f, struct pc_page *p, unsigned how)
+{
+	uint32_t fl = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	bool ra_hit = false;
+
+	/* The hit path writes nothing shared unless a flag must change. */
+	if ((fl & (1u << PG_rapage)) && (how & PC_READ_FIRST))
+		ra_hit = page_test_clear(p, PG_rapage);
+	if (advice(f) == POSIX_FADV_NOREUSE)
+		noreuse_read(f, p, how);
+	else if (fl & (1u << PG_dropbehind))
+		use_once(f, p, how);
+	else if (how & PC_READ_FIRST)
+		pc__mark_accessed(f->cache, p);
+	return ra_hit;
+}
