@@ -20,7 +20,9 @@
 #include "compare/compare.h"
 #include "trace/trace.h"
 
-#define PC_VERSION "0.1.0"
+#ifndef PC_VERSION
+#define PC_VERSION "unknown"	/* the Makefile passes -DPC_VERSION */
+#endif
 
 static int run_main(int argc, char **argv);
 static int version_main(int argc, char **argv);
