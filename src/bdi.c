@@ -363,7 +363,7 @@ static uint64_t write_some(struct pc_bdi *b, unsigned work)
 		if (older)	/* expired: all of it, not a chunk */
 			budget += (long)atomic_load(&m->nr_dirty);
 		n = pc__writeback_range(m, 0, UINT64_MAX, all, all ? NULL : &budget);
-		pc__fix_disk_size(m);
+		pc__fix_disk_size(m, false);
 		pc__mapping_put(m);
 		total += (uint64_t)n;
 		if (n == 0 && ++idle_turns > 8)

@@ -118,20 +118,39 @@ void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
 	}
 }
 
-int pc__fix_disk_size(struct pc_mapping *m)
+/*
+ * Cut the backing file back to m->size after whole-block writes of the
+ * last page.  The size is read and the file cut with i_rwsem held
+ * exclusively: a size read before a concurrent extending write, used after
+ * that write's block reached the disk, would cut fsynced data (and the
+ * next fix would extend the file again with zeros).  Without @wait (the
+ * flusher, which writers may be waiting for) a busy i_rwsem skips the fix:
+ * the next fsync or close makes it.
+ */
+int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 {
 	struct stat st;
 	int r = 0;
 
-	pthread_mutex_lock(&m->disk_size_lock);
-	if (fstat(m->fd, &st) != 0) {
-		r = -errno;
-	} else if (st.st_size != atomic_load(&m->size)) {
-		if (ftruncate(m->fd, atomic_load(&m->size)) != 0)
-			r = -errno;
+	if (fstat(m->fd, &st) != 0)
+		return -errno;
+	if (st.st_size == atomic_load(&m->size))
+		return 0;
+	if (!wait) {
+		if (pthread_rwlock_trywrlock(&m->i_rwsem) != 0)
+			return 0;
+	} else {
+		pthread_rwlock_wrlock(&m->i_rwsem);
 	}
+	pthread_mutex_lock(&m->disk_size_lock);
+	if (fstat(m->fd, &st) != 0)
+		r = -errno;
+	else if (st.st_size != atomic_load(&m->size) &&
+		 ftruncate(m->fd, atomic_load(&m->size)) != 0)
+		r = -errno;
 	m->disk_size = atomic_load(&m->size);
 	pthread_mutex_unlock(&m->disk_size_lock);
+	pthread_rwlock_unlock(&m->i_rwsem);
 	return r;
 }
 
@@ -199,7 +218,7 @@ static int mapping_sync(struct pc_mapping *m)
 
 	/* Failed pages are tried again, a bounded number of times. */
 	pc__writeback_mapping_retry(m);
-	pc__fix_disk_size(m);
+	pc__fix_disk_size(m, true);
 	return pc__errseq_check_advance(m, &seen);
 }
 
@@ -399,7 +418,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	}
 	pthread_mutex_unlock(&c->mappings_lock);
 	if (last && !drop && !m->unlinked) {
-		int e = pc__fix_disk_size(m);
+		int e = pc__fix_disk_size(m, true);
 
 		if (!r)
 			r = e;

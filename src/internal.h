@@ -722,7 +722,7 @@ struct read_wait;
 unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
 			unsigned nr, struct read_wait *wait);
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
-int pc__fix_disk_size(struct pc_mapping *m);
+int pc__fix_disk_size(struct pc_mapping *m, bool wait);
 
 /* readahead.c */
 void pc__ra_init(struct pc_file *f);

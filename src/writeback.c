@@ -547,7 +547,7 @@ int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
 
 	pc__writeback_range(m, start, end, true, NULL);
 	pc__wait_writeback_range(m, start, end);
-	r = pc__fix_disk_size(m);
+	r = pc__fix_disk_size(m, true);
 	if (r)
 		pc__errseq_set(m, r);
 	if ((datasync ? fdatasync(m->fd) : fsync(m->fd)) != 0)

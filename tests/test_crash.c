@@ -90,25 +90,48 @@ static void child(const char *path, uint64_t seed, int fd_out, bool uring)
 	pc_cache *c;
 	pc_file *f;
 	uint64_t size = 0;
+	ssize_t r;
 
 	snprintf(cfg, sizeof(cfg), "memory=2M io=%s", uring ? "uring" : "sync");
-	if (pc_cache_create(&c, cfg) != 0 ||
-	    pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f) != 0)
+	if ((r = pc_cache_create(&c, cfg)) != 0 ||
+	    (r = pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f)) != 0) {
+		fprintf(stderr, "child: create/open: %s\n", strerror(-(int)r));
 		_exit(2);
+	}
 	for (uint32_t e = 1;; e++) {
 		struct wr w[MAX_WRITES];
 		bool datasync;
 		unsigned n = epoch_writes(seed, e, size, w, &datasync);
 
 		for (unsigned i = 0; i < n; i++) {
+			uint32_t done = 0;
+			unsigned tries = 0;
+
 			tu_pattern(buf, w[i].len, w[i].pat, w[i].off);
-			if (pc_pwrite(f, buf, w[i].len, (off_t)w[i].off) !=
-			    (ssize_t)w[i].len)
-				_exit(3);
+			/* A short write (no memory for a moment) goes on. */
+			while (done < w[i].len) {
+				r = pc_pwrite(f, buf + done, w[i].len - done,
+					      (off_t)(w[i].off + done));
+				if (r > 0) {
+					done += (uint32_t)r;
+					continue;
+				}
+				if (r != -ENOMEM || ++tries > 10000) {
+					fprintf(stderr, "child: epoch %u: pwrite of "
+						"%u at %" PRIu64 ": %zd\n", e,
+						w[i].len, w[i].off, r);
+					_exit(3);
+				}
+				usleep(1000);
+			}
 			size = pc_max(size, w[i].off + w[i].len);
 		}
-		if ((datasync ? pc_fdatasync(f) : pc_fsync(f)) != 0)
+		r = datasync ? pc_fdatasync(f) : pc_fsync(f);
+		if (r != 0) {
+			fprintf(stderr, "child: epoch %u: fsync: %s\n", e,
+				strerror(-(int)r));
 			_exit(4);
+		}
 		if (write(fd_out, &e, sizeof(e)) != sizeof(e))
 			_exit(5);
 	}
