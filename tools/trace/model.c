@@ -25,7 +25,8 @@
  *   dirty written     inserted by a write, or dirtied at any time since
  *   refaulted         inserted on a refault (and not dirty)
  *   readahead unused  inserted by readahead, not used yet: no activation,
- *                     and no event so far saw PG_referenced or PG_active
+ *                     no event so far saw PG_referenced or PG_active, and
+ *                     PG_rapage (cleared at first use) still set
  *   clean read        the rest (read pages, and readahead pages once used)
  * Rotations keep a page on its list.  Only reclaim and drop-behind
  * evictions end an "evicted" span; truncation and migration end the life
@@ -50,6 +51,7 @@ enum { L_NONE, L_PENDING, L_INACTIVE, L_ACTIVE };
 #define B_REFAULTED 0x04
 #define B_DIRTY_TS 0x08		/* dirty_ts valid */
 #define B_WB_TS 0x10		/* wb_ts valid */
+#define B_RAPAGE 0x20		/* inserted with PG_rapage: its clearing is a use */
 
 #define USED_FLAGS ((1u << PG_referenced) | (1u << PG_active))
 
@@ -202,6 +204,8 @@ static void insert(struct model *m, struct life *l, bool same,
 		l->bits |= B_REFAULTED;
 	if (e->flags & USED_FLAGS)
 		l->bits |= B_USED;
+	if (e->flags & (1u << PG_rapage))
+		l->bits |= B_RAPAGE;
 	if (reason == PC_TRACE_INS_READAHEAD)
 		r->ra_inserted++;
 	l->since = l->born = e->ts;
@@ -220,6 +224,10 @@ static void evict(struct model *m, struct life *l, bool same,
 		return;
 	}
 	if (e->flags & USED_FLAGS)
+		l->bits |= B_USED;
+	/* The library clears PG_rapage when a reader first uses the page
+	 * (a use-once stream page is consumed without PG_referenced). */
+	if ((l->bits & B_RAPAGE) && !(e->flags & (1u << PG_rapage)))
 		l->bits |= B_USED;
 	if (kind == PC_TRACE_EV_RECLAIM || kind == PC_TRACE_EV_DROPBEHIND) {
 		sample(m, l, l->state == L_INACTIVE ? PC_SP_INACTIVE_EVICTED
