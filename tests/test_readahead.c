@@ -43,7 +43,7 @@
 #ifdef PC_TSAN
 #define DRIFT_SHARE 2	/* TSan runs threads in long, uneven turns */
 #else
-#define DRIFT_SHARE 16
+#define DRIFT_SHARE 4	/* a loaded machine can starve one reader for a while */
 #endif
 
 static uint64_t vm(pc_cache *c, const char *name)
@@ -574,8 +574,9 @@ static void test_two_reader_threads(void **state)
 	       (unsigned long long)vm(c, "allocstall"));
 	/*
 	 * However far one reader falls behind, the pages between them are
-	 * kept for it while memory allows, so pages are read about once; and
-	 * readers never reclaim directly.
+	 * kept for it while memory allows, so pages are read about once (a
+	 * reader the scheduler starves past the budget re-reads what the
+	 * other had to drop); and readers never reclaim directly.
 	 */
 	assert_true(read_in >= pages && read_in <= pages + pages / DRIFT_SHARE);
 	assert_int_equal(vm(c, "pgsteal_direct"), 0);
