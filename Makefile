@@ -115,7 +115,8 @@ install: all
 	install -m 644 $(BUILD)/libpagecache.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libpagecache.so $(DESTDIR)$(PREFIX)/lib/libpagecache.so.0
 	ln -sf libpagecache.so.0 $(DESTDIR)$(PREFIX)/lib/libpagecache.so
-	install -m 644 $(BUILD)/pagecache.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pagecache.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pagecache.pc
 	install -m 755 $(BUILD)/pagecache $(DESTDIR)$(PREFIX)/bin/
 	-ldconfig 2>/dev/null
 
