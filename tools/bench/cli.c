@@ -129,12 +129,8 @@ static int parse_workloads(struct pcb_opts *o, const char *arg)
 				found = true;
 			}
 		}
-		if (!found) {
-			if (strcmp(tok, "numa-shuffle") == 0)
-				return bad("workload 'numa-shuffle' is not in this "
-					   "build yet (issue 8)%s", "");
+		if (!found)
 			return bad("unknown workload '%s' (see --list)", tok);
-		}
 	}
 	return 0;
 }
