@@ -69,28 +69,33 @@ static void lock_acquired(struct pc_lock *l)
 	(void)l;
 }
 
+/* Count an acquisition (and its wait, if @t0): one context lookup. */
+static void lock_count(struct pc_lock *l, uint64_t t0)
+{
+	struct pc_tctx *t;
+	int node;
+
+	if (!l->cache || l->stat < 0)
+		return;
+	t = pc__tctx(l->cache);
+	node = t ? t->node : 0;
+	pc__count_ctx(l->cache, t, node, l->stat, 1);
+	if (t0) {
+		pc__count_ctx(l->cache, t, node, l->stat + 1, 1);
+		pc__count_ctx(l->cache, t, node, l->stat + 2,
+			      (int64_t)(pc__now_ns() - t0));
+	}
+}
+
 void pc__lock(struct pc_lock *l)
 {
-	int node = 0;
+	uint64_t t0 = 0;
 
 	if (pthread_mutex_trylock(&l->m) != 0) {
-		uint64_t t0 = pc__now_ns();
-
+		t0 = pc__now_ns();
 		pthread_mutex_lock(&l->m);
-		if (l->cache && l->stat >= 0) {
-			struct pc_tctx *t = pc__tctx(l->cache);
-
-			node = t ? t->node : 0;
-			pc__count(l->cache, node, l->stat + 1, 1);
-			pc__count(l->cache, node, l->stat + 2,
-				  (int64_t)(pc__now_ns() - t0));
-		}
 	}
-	if (l->cache && l->stat >= 0) {
-		struct pc_tctx *t = pc__tctx(l->cache);
-
-		pc__count(l->cache, t ? t->node : 0, l->stat, 1);
-	}
+	lock_count(l, t0);
 	lock_acquired(l);
 }
 
@@ -98,11 +103,7 @@ bool pc__trylock(struct pc_lock *l)
 {
 	if (pthread_mutex_trylock(&l->m) != 0)
 		return false;
-	if (l->cache && l->stat >= 0) {
-		struct pc_tctx *t = pc__tctx(l->cache);
-
-		pc__count(l->cache, t ? t->node : 0, l->stat, 1);
-	}
+	lock_count(l, 0);
 	lock_acquired(l);
 	return true;
 }

@@ -154,6 +154,10 @@ struct pc_vmstat {
 int pc__vmstat_init(struct pc_vmstat *s, int nr_nodes);
 void pc__vmstat_fini(struct pc_vmstat *s);
 void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d);
+/* The same with the caller's context (pc__tctx) already looked up. */
+struct pc_tctx;
+void pc__count_ctx(struct pc_cache *c, struct pc_tctx *t, int node,
+		   enum pc_vmstat_item i, int64_t d);
 uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i);
 uint64_t pc__vmstat_sum(struct pc_cache *c, enum pc_vmstat_item i);
 /*

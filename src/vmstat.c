@@ -51,7 +51,12 @@ void pc__vmstat_fini(struct pc_vmstat *s)
 
 void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d)
 {
-	struct pc_tctx *t = pc__tctx(c);
+	pc__count_ctx(c, pc__tctx(c), node, i, d);
+}
+
+void pc__count_ctx(struct pc_cache *c, struct pc_tctx *t, int node,
+		   enum pc_vmstat_item i, int64_t d)
+{
 	unsigned shard = t ? t->shard : 0;
 
 	if (node < 0 || node >= c->nr_nodes)
