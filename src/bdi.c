@@ -412,13 +412,7 @@ static void *flusher(void *arg)
 			if (b->backoff_ms && atomic_load(&b->nr_dirty) > 0)
 				ms = pc_min(ms, (uint64_t)b->backoff_ms);
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)(ms / 1000);
-			ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			pc__deadline(&ts, ms * 1000000ull);
 			pthread_cond_timedwait(&b->wake_cond, &b->wake_mtx, &ts);
 		}
 		work = b->work;

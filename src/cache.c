@@ -37,6 +37,17 @@ uint64_t pc__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void pc__deadline(struct timespec *ts, uint64_t ns)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ns / 1000000000ull);
+	ts->tv_nsec += (long)(ns % 1000000000ull);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Locks with statistics and a lock-order check in debug builds.        */
 

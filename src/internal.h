@@ -73,6 +73,9 @@ struct pc_mapping;
 struct pc_bdi;
 
 uint64_t pc__now_ns(void);
+struct timespec;
+/* An absolute CLOCK_REALTIME time @ns from now, for pthread_cond_timedwait. */
+void pc__deadline(struct timespec *ts, uint64_t ns);
 
 /* ------------------------------------------------------------------ */
 /* Locks with statistics (cache.c).                                    */

@@ -363,12 +363,7 @@ static void wait_for_progress(struct pc_node *n, long ns)
 	struct timespec ts;
 
 	pthread_mutex_lock(&n->kswapd_mtx);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += ns;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	pc__deadline(&ts, (uint64_t)ns);
 	pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
 	pthread_mutex_unlock(&n->kswapd_mtx);
 }

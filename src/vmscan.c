@@ -197,12 +197,7 @@ static void sleepy_wait(struct pc_cache *c, struct pc_node *n)
 	struct timespec ts;
 
 	pc__inc(c, n->id, reclaim_backoff_wait);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)SLEEPY_WAIT_NS;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	pc__deadline(&ts, SLEEPY_WAIT_NS);
 	pthread_mutex_lock(&n->kswapd_mtx);
 	while (atomic_load(&n->reclaim_progress) == p0 && !n->stop &&
 	       pc__now_ns() < deadline)
