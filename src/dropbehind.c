@@ -172,10 +172,76 @@ bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
 	return dropped;
 }
 
-bool pc__try_drop_page(struct pc_cache *c, struct pc_page *p, int expected,
-		       bool force)
+/*
+ * Drop @nr clean pages of @m, each locked by the caller, who also holds one
+ * reference besides the mapping's: one tree-lock hold for all, one
+ * lru-lock hold per node run.  A page someone else holds, or that was
+ * dirtied, stays.  Every page is unlocked and the caller's reference
+ * consumed.  Returns how many were dropped.
+ */
+unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
+			       struct pc_page **pages, unsigned nr)
 {
-	return pc__drop_page(c, p, expected, force, false);
+	bool gone[PC_MAX_IO_PAGES];
+	struct pc_node *locked = NULL;
+	unsigned dropped = 0, total = 0;
+
+	PC_ASSERT(nr <= PC_MAX_IO_PAGES);
+	pc__lock(&m->tree_lock);
+	for (unsigned i = 0; i < nr; i++) {
+		struct pc_page *p = pages[i];
+
+		gone[i] = false;
+		/* Ours and the mapping's: nobody else holds it. */
+		if (!page_ref_freeze(p, 2))
+			continue;
+		if (page_test(p, PG_dirty)) {
+			page_ref_unfreeze(p, 2);
+			continue;
+		}
+		pc_trace(c, PC_TR_EVICT, p, 1);
+		pc__delete_from_page_cache_locked(m, p, NULL);
+		gone[i] = true;
+	}
+	pc__unlock(&m->tree_lock);
+	for (unsigned i = 0; i < nr; i++) {
+		struct pc_page *p = pages[i];
+		struct pc_node *n = page_node(c, p);
+
+		pc__unlock_page(&c->wait, p);
+		if (!gone[i] || !page_test(p, PG_lru))
+			continue;
+		if (n != locked) {
+			if (locked)
+				pc__unlock(&locked->lru_lock);
+			pc__lock(&n->lru_lock);
+			locked = n;
+		}
+		if (page_test_clear(p, PG_lru))
+			pc__lru_del_locked(n, p);
+	}
+	if (locked)
+		pc__unlock(&locked->lru_lock);
+	locked = NULL;
+	for (unsigned i = 0; i < nr; i++) {
+		struct pc_node *n = page_node(c, pages[i]);
+
+		if (!gone[i]) {
+			pc__put_page(c, pages[i]);
+			continue;
+		}
+		if (n != locked && dropped) {	/* counted per node */
+			pc__add(c, locked->id, dropbehind, dropped);
+			dropped = 0;
+		}
+		locked = n;
+		dropped++;
+		total++;
+		pc__free_page(c, pages[i]);	/* count frozen at 0 */
+	}
+	if (dropped)
+		pc__add(c, locked->id, dropbehind, dropped);
+	return total;
 }
 
 /*
@@ -190,9 +256,7 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 	struct pc_cache *c = f->cache;
 	struct pc_mapping *m = f->mapping;
 	struct pc_page *cand[PC_DROP_BATCH];
-	bool gone[PC_DROP_BATCH];
-	struct pc_node *locked = NULL;
-	unsigned nc = 0, dropped = 0;
+	unsigned nc = 0;
 
 	for (unsigned i = 0; i < f->nr_drop; i++) {
 		struct pc_page *p = f->drop[i];
@@ -217,66 +281,11 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 			pc__put_page(c, p);
 			continue;
 		}
-		gone[nc] = false;
 		cand[nc++] = p;
 	}
 	f->nr_drop = 0;
-	if (!nc)
-		return;
-	pc__lock(&m->tree_lock);
-	for (unsigned i = 0; i < nc; i++) {
-		struct pc_page *p = cand[i];
-
-		/* Ours and the mapping's: nobody else holds it. */
-		if (!page_ref_freeze(p, 2))
-			continue;
-		if (page_test(p, PG_dirty)) {
-			page_ref_unfreeze(p, 2);
-			continue;
-		}
-		pc_trace(c, PC_TR_EVICT, p, 1);
-		pc__delete_from_page_cache_locked(m, p, NULL);
-		gone[i] = true;
-		dropped++;
-	}
-	pc__unlock(&m->tree_lock);
-	for (unsigned i = 0; i < nc; i++) {
-		struct pc_page *p = cand[i];
-		struct pc_node *n = page_node(c, p);
-
-		pc__unlock_page(&c->wait, p);
-		if (!gone[i] || !page_test(p, PG_lru))
-			continue;
-		if (n != locked) {
-			if (locked)
-				pc__unlock(&locked->lru_lock);
-			pc__lock(&n->lru_lock);
-			locked = n;
-		}
-		if (page_test_clear(p, PG_lru))
-			pc__lru_del_locked(n, p);
-	}
-	if (locked)
-		pc__unlock(&locked->lru_lock);
-	dropped = 0;
-	locked = NULL;
-	for (unsigned i = 0; i < nc; i++) {
-		struct pc_node *n = page_node(c, cand[i]);
-
-		if (!gone[i]) {
-			pc__put_page(c, cand[i]);
-			continue;
-		}
-		if (n != locked && dropped) {	/* counted per node */
-			pc__add(c, locked->id, dropbehind, dropped);
-			dropped = 0;
-		}
-		locked = n;
-		dropped++;
-		pc__free_page(c, cand[i]);	/* count frozen at 0 */
-	}
-	if (dropped)
-		pc__add(c, locked->id, dropbehind, dropped);
+	if (nc)
+		pc__drop_pages_locked(c, m, cand, nc);
 }
 
 void pc__dropbehind_flush(struct pc_file *f)

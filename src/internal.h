@@ -765,9 +765,9 @@ void pc__dropbehind_flush(struct pc_file *f);
  */
 bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
 		   bool force, bool wait);
-/* pc__drop_page without waiting. */
-bool pc__try_drop_page(struct pc_cache *c, struct pc_page *p, int expected,
-		       bool force);
+/* Drop locked clean pages of @m (caller's ref + the mapping's) in one batch. */
+unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
+			       struct pc_page **pages, unsigned nr);
 /* Are stream pages on @m's device use-once (cache.stickiness), @read or write? */
 bool pc__stream_use_once(struct pc_mapping *m, bool read);
 /* Does cache.stickiness drop use-once stream pages on @m's device now? */

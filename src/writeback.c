@@ -268,7 +268,10 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 	size_t want = (size_t)nr << PC_PAGE_SHIFT;
 	int err = res < 0 ? (int)res : (size_t)res < want ? -EIO : 0;
 	int node = page_node(c, pages[0])->id;
+	struct pc_page *drop_pages[PC_MAX_IO_PAGES];
+	unsigned ndrop = 0;
 
+	PC_ASSERT(nr <= PC_MAX_IO_PAGES);
 	if (err) {
 		pc__errseq_set(m, err);
 		pc__inc(c, node, writeback_errors);
@@ -303,7 +306,12 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 	}
 	throttle_wake(c, b);
 	atomic_fetch_sub(&b->in_flight, 1);
-	/* From here on the mapping and the bdi may go: only the pages. */
+	/*
+	 * From here on the mapping and the bdi may go: only the pages.  A
+	 * page we hold locked that still belongs to @m keeps @m alive (its
+	 * truncation would need the lock), so the use-once pages gathered
+	 * locked below are dropped together, one tree-lock hold for all.
+	 */
 	for (unsigned i = 0; i < nr; i++) {
 		struct pc_page *p = pages[i];
 		/* Use-once stream pages go at once only when memory is
@@ -312,9 +320,20 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 			    (c->cfg.stickiness == 2 || pc__memory_tight(c));
 
 		pc__end_page_writeback(c, p);
-		if (!drop || !pc__try_drop_page(c, p, 2, false))
-			pc__put_page(c, p);
+		if (drop && pc__trylock_page(p)) {
+			if (page_mapping(p) == m &&
+			    !(atomic_load(&p->flags) &
+			      (1u << PG_dirty | 1u << PG_writeback |
+			       1u << PG_referenced | 1u << PG_active))) {
+				drop_pages[ndrop++] = p;	/* our ref goes too */
+				continue;
+			}
+			pc__unlock_page(&c->wait, p);
+		}
+		pc__put_page(c, p);
 	}
+	if (ndrop)
+		pc__drop_pages_locked(c, m, drop_pages, ndrop);
 }
 
 static void wb_end_io(struct pc_io_req *req)
