@@ -22,7 +22,7 @@
  * -13.3002.  Amean percentage (lower is better): 100 (1 - 459.58 /
  * 507.85) = 9.5048.
  *
- * Every run of the command is in-process (pc__compare_run with memory
+ * Every run of the command is in-process (pcc_run with memory
  * streams); no random input, so no seed.  Runs in well under a second,
  * plus gnuplot's time for the plot tests (skipped when gnuplot is
  * missing).
@@ -107,7 +107,7 @@ static struct run compare(const char *arg, ...)
 	for (const char *a = arg; a && argc < 31; a = va_arg(ap, const char *))
 		argv[argc++] = (char *)a;
 	va_end(ap);
-	r.rc = pc__compare_run(argc, argv, out, err);
+	r.rc = pcc_run(argc, argv, out, err);
 	fclose(out);
 	fclose(err);
 	return r;
@@ -175,20 +175,20 @@ static const double slow[] = { 456.87, 457.47, 464.40 };
 
 static void test_mean_sd_cv(void **state)
 {
-	struct pc_stats st;
+	struct pcc_stats st;
 
 	(void)state;
-	assert_near(pc__stats_mean(van, 3), 507.85, 1e-9);
-	assert_near(pc__stats_sd(van, 3), 11.17381, 1e-5);	/* seed: 11.17 */
-	assert_near(pc__stats_sd_sample(van, 3), 13.68507, 1e-5);
-	assert_true(isnan(pc__stats_sd_sample(van, 1)));
-	pc__stats_compute(van, 3, &st);
+	assert_near(pcc_stats_mean(van, 3), 507.85, 1e-9);
+	assert_near(pcc_stats_sd(van, 3), 11.17381, 1e-5);	/* seed: 11.17 */
+	assert_near(pcc_stats_sd_sample(van, 3), 13.68507, 1e-5);
+	assert_true(isnan(pcc_stats_sd_sample(van, 1)));
+	pcc_stats_compute(van, 3, &st);
 	assert_int_equal(st.n, 3);
 	assert_near(st.min, 497.64, 0);
 	assert_near(st.max, 523.40, 0);
 	assert_near(st.cv, 2.20022, 1e-5);			/* seed: 2.20 */
 	assert_near(st.hw, 33.99597, 1e-4);
-	pc__stats_compute(van, 1, &st);
+	pcc_stats_compute(van, 1, &st);
 	assert_true(isinf(st.hw));
 	assert_near(st.sd, 0, 0);
 }
@@ -198,10 +198,10 @@ static void test_hmean(void **state)
 	const double a[] = { 1, 2, 4 }, z[] = { 0, 2 }, neg[] = { -1, 2 };
 
 	(void)state;
-	assert_near(pc__stats_hmean(a, 3), 3 / 1.75, 1e-12);
-	assert_near(pc__stats_hmean(z, 2), 0, 0);	/* its limit */
-	assert_true(isnan(pc__stats_hmean(neg, 2)));
-	assert_true(isnan(pc__stats_hmean(a, 0)));
+	assert_near(pcc_stats_hmean(a, 3), 3 / 1.75, 1e-12);
+	assert_near(pcc_stats_hmean(z, 2), 0, 0);	/* its limit */
+	assert_true(isnan(pcc_stats_hmean(neg, 2)));
+	assert_true(isnan(pcc_stats_hmean(a, 0)));
 }
 
 static void test_geomean(void **state)
@@ -214,37 +214,37 @@ static void test_geomean(void **state)
 	size_t skipped = 99;
 
 	(void)state;
-	assert_near(pc__stats_geomean(xfs, N(xfs), &skipped), 193334.46, 0.01);
+	assert_near(pcc_stats_geomean(xfs, N(xfs), &skipped), 193334.46, 0.01);
 	assert_int_equal(skipped, 0);
-	assert_near(pc__stats_geomean(pow10, 3, NULL), 10, 1e-9);
+	assert_near(pcc_stats_geomean(pow10, 3, NULL), 10, 1e-9);
 	/* a zero is left out, and counted: sqrt(4 * 16) */
-	assert_near(pc__stats_geomean(zero, 3, &skipped), 8, 1e-9);
+	assert_near(pcc_stats_geomean(zero, 3, &skipped), 8, 1e-9);
 	assert_int_equal(skipped, 1);
-	assert_true(isnan(pc__stats_geomean(only0, 1, &skipped)));
+	assert_true(isnan(pcc_stats_geomean(only0, 1, &skipped)));
 	assert_int_equal(skipped, 1);
 }
 
 static void test_t_and_significance(void **state)
 {
 	const double one[] = { 500 };
-	struct pc_stats a, b, c;
+	struct pcc_stats a, b, c;
 
 	(void)state;
-	assert_near(pc__stats_t975(1), 12.7062, 1e-4);
-	assert_near(pc__stats_t975(2), 4.3027, 1e-4);
-	assert_near(pc__stats_t975(30), 2.0423, 1e-4);
-	assert_near(pc__stats_t975(60), 2.0003, 1e-4);
-	assert_near(pc__stats_t975(1000), 1.9623, 1e-3);
-	assert_true(isnan(pc__stats_t975(0)));
-	assert_near(pc__stats_half_width(slow, 3), 10.39625, 1e-4);
-	pc__stats_compute(van, 3, &a);
-	pc__stats_compute(slow, 3, &b);
+	assert_near(pcc_stats_t975(1), 12.7062, 1e-4);
+	assert_near(pcc_stats_t975(2), 4.3027, 1e-4);
+	assert_near(pcc_stats_t975(30), 2.0423, 1e-4);
+	assert_near(pcc_stats_t975(60), 2.0003, 1e-4);
+	assert_near(pcc_stats_t975(1000), 1.9623, 1e-3);
+	assert_true(isnan(pcc_stats_t975(0)));
+	assert_near(pcc_stats_half_width(slow, 3), 10.39625, 1e-4);
+	pcc_stats_compute(van, 3, &a);
+	pcc_stats_compute(slow, 3, &b);
 	/* 48.27 > 33.996 + 10.396 */
-	assert_true(pc__stats_significant(&a, &b));
-	assert_true(pc__stats_significant(&b, &a));
+	assert_true(pcc_stats_significant(&a, &b));
+	assert_true(pcc_stats_significant(&b, &a));
 	/* one sample: no interval, never significant */
-	pc__stats_compute(one, 1, &c);
-	assert_false(pc__stats_significant(&a, &c));
+	pcc_stats_compute(one, 1, &c);
+	assert_false(pcc_stats_significant(&a, &c));
 }
 
 static void test_not_significant(void **state)
@@ -254,37 +254,37 @@ static void test_not_significant(void **state)
 	 * 4.3027 * sqrt(47.3426 / 2) / sqrt(3) = 12.0862 */
 	const double v[] = { 1157.41, 1170.50, 1171.98 };
 	const double s[] = { 1150.38, 1158.28, 1159.25 };
-	struct pc_stats a, b;
+	struct pcc_stats a, b;
 
 	(void)state;
-	pc__stats_compute(v, 3, &a);
-	pc__stats_compute(s, 3, &b);
+	pcc_stats_compute(v, 3, &a);
+	pcc_stats_compute(s, 3, &b);
 	assert_near(a.hw, 19.9204, 1e-3);
 	assert_near(b.hw, 12.0862, 1e-3);
-	assert_false(pc__stats_significant(&a, &b));
+	assert_false(pcc_stats_significant(&a, &b));
 }
 
 static void test_changes_and_signs(void **state)
 {
 	(void)state;
 	/* LKP: relative, sign of the difference whatever the direction */
-	assert_near(pc__stats_lkp_change(484435, 420004, false), -13.30024, 1e-4);
-	assert_near(pc__stats_lkp_change(100, 125, false), 25, 1e-12);
+	assert_near(pcc_stats_lkp_change(484435, 420004, false), -13.30024, 1e-4);
+	assert_near(pcc_stats_lkp_change(100, 125, false), 25, 1e-12);
 	/* a metric in %: the difference itself */
-	assert_near(pc__stats_lkp_change(27.5, 1.0666667, true), -26.4333333,
+	assert_near(pcc_stats_lkp_change(27.5, 1.0666667, true), -26.4333333,
 		    1e-6);
-	assert_near(pc__stats_lkp_change(0, 0, false), 0, 0);
-	assert_true(isnan(pc__stats_lkp_change(0, 3, false)));
+	assert_near(pcc_stats_lkp_change(0, 0, false), 0, 0);
+	assert_true(isnan(pcc_stats_lkp_change(0, 3, false)));
 	/* mmtests: positive when better */
-	assert_near(pc__stats_mm_pct(100, 110, true), 10, 1e-12);
-	assert_near(pc__stats_mm_pct(100, 90, true), -10, 1e-12);
-	assert_near(pc__stats_mm_pct(507.85, 459.58, false), 9.50478, 1e-5);
-	assert_near(pc__stats_mm_pct(100, 110, false), -10, 1e-12);
+	assert_near(pcc_stats_mm_pct(100, 110, true), 10, 1e-12);
+	assert_near(pcc_stats_mm_pct(100, 90, true), -10, 1e-12);
+	assert_near(pcc_stats_mm_pct(507.85, 459.58, false), 9.50478, 1e-5);
+	assert_near(pcc_stats_mm_pct(100, 110, false), -10, 1e-12);
 	/* Stddev form (lower is better): seed 003's -42.60% from 13.98 to
 	 * 19.94 (-42.63 from the rounded values) */
-	assert_near(pc__stats_mm_pct(13.98, 19.94, false), -42.63233, 1e-5);
-	assert_true(isnan(pc__stats_mm_pct(0, 1, true)));
-	assert_near(pc__stats_mm_pct(0, 0, false), 0, 0);
+	assert_near(pcc_stats_mm_pct(13.98, 19.94, false), -42.63233, 1e-5);
+	assert_true(isnan(pcc_stats_mm_pct(0, 1, true)));
+	assert_near(pcc_stats_mm_pct(0, 0, false), 0, 0);
 }
 
 static void test_real_change_rule(void **state)
@@ -300,35 +300,35 @@ static void test_real_change_rule(void **state)
 	double l, h;
 
 	(void)state;
-	assert_true(pc__stats_real_change(b3, 3, n3, 3));
-	assert_true(pc__stats_real_change(n3, 3, b3, 3));
+	assert_true(pcc_stats_real_change(b3, 3, n3, 3));
+	assert_true(pcc_stats_real_change(n3, 3, b3, 3));
 	/* 2 against 3 samples: never real */
-	assert_false(pc__stats_real_change(b2, 2, n3, 3));
-	assert_false(pc__stats_real_change(b3, 3, n2, 2));
+	assert_false(pcc_stats_real_change(b2, 2, n3, 3));
+	assert_false(pcc_stats_real_change(b3, 3, n2, 2));
 	/* touching ranges overlap; apart by a hair do not */
-	assert_false(pc__stats_real_change(lo, 3, touch, 3));
-	assert_true(pc__stats_real_change(below, 3, touch, 3));
+	assert_false(pcc_stats_real_change(lo, 3, touch, 3));
+	assert_true(pcc_stats_real_change(below, 3, touch, 3));
 	/* ratio exactly 1.01 is not above 1.01, either way round */
-	assert_true(pc__stats_ratio(100, 101) == 1.01);
-	assert_false(pc__stats_real_change(b3, 3, r101, 3));
-	assert_false(pc__stats_real_change(r101, 3, b3, 3));
-	assert_true(pc__stats_real_change(b3, 3, r1011, 3));
+	assert_true(pcc_stats_ratio(100, 101) == 1.01);
+	assert_false(pcc_stats_real_change(b3, 3, r101, 3));
+	assert_false(pcc_stats_real_change(r101, 3, b3, 3));
+	assert_true(pcc_stats_real_change(b3, 3, r1011, 3));
 	/* more than 3 samples: the extremes are trimmed */
-	assert_true(pc__stats_trimmed_range(out4, 4, &l, &h));
+	assert_true(pcc_stats_trimmed_range(out4, 4, &l, &h));
 	assert_near(l, 101, 0);
 	assert_near(h, 102, 0);
-	assert_true(pc__stats_real_change(out4, 4, n4, 4));
+	assert_true(pcc_stats_real_change(out4, 4, n4, 4));
 	/* exactly 3: nothing trimmed, the outlier overlaps */
-	assert_true(pc__stats_trimmed_range(out3, 3, &l, &h));
+	assert_true(pcc_stats_trimmed_range(out3, 3, &l, &h));
 	assert_near(h, 150, 0);
-	assert_false(pc__stats_real_change(out3, 3, m3, 3));
-	assert_true(pc__stats_trimmed_range(eq4, 4, &l, &h));
+	assert_false(pcc_stats_real_change(out3, 3, m3, 3));
+	assert_true(pcc_stats_trimmed_range(eq4, 4, &l, &h));
 	assert_near(l, 7, 0);
 	assert_near(h, 7, 0);
-	assert_false(pc__stats_trimmed_range(eq4, 0, &l, &h));
+	assert_false(pcc_stats_trimmed_range(eq4, 0, &l, &h));
 	/* ratio against zero or below */
-	assert_true(isinf(pc__stats_ratio(0, 5)));
-	assert_near(pc__stats_ratio(0, 0), 1, 0);
+	assert_true(isinf(pcc_stats_ratio(0, 5)));
+	assert_near(pcc_stats_ratio(0, 0), 1, 0);
 }
 
 /* ---------------------------------------------------------------- tables */

@@ -12,7 +12,7 @@
  * plots are skipped with a message).
  *
  * Reentrant: no globals, options parsed by hand (no getopt state), so
- * tests call pc__compare_run in-process as often as they like.
+ * tests call pcc_run in-process as often as they like.
  */
 #include <errno.h>
 #include <math.h>
@@ -148,7 +148,7 @@ static int parse(int argc, char **argv, struct opts *o, FILE *out, FILE *err)
 	return -1;
 }
 
-static void print_intro(const struct pc_cmp_db *db, FILE *out)
+static void print_intro(const struct pcc_db *db, FILE *out)
 {
 	fprintf(out, "%zu result file%s, %zu case%s; sets: ", db->nres,
 		db->nres == 1 ? "" : "s", db->ncase, db->ncase == 1 ? "" : "s");
@@ -160,15 +160,15 @@ static void print_intro(const struct pc_cmp_db *db, FILE *out)
 		fprintf(out, "note: %s\n", db->note[i]);
 }
 
-int pc__compare_run(int argc, char **argv, FILE *out, FILE *err)
+int pcc_run(int argc, char **argv, FILE *out, FILE *err)
 {
-	struct pc_cmp_db db = { 0 };
+	struct pcc_db db = { 0 };
 	struct opts o;
 	int rc = parse(argc, argv, &o, out, err);
 
 	if (rc >= 0)
 		goto done;
-	rc = pc__cmp_load(&db, o.paths, o.npaths, err);
+	rc = pcc_load(&db, o.paths, o.npaths, err);
 	if (rc == 0 && db.nres == 0) {
 		fprintf(err, "compare: no readable result file in the %d "
 			"RESULT argument%s\n", o.npaths, o.npaths == 1 ? "" : "s");
@@ -176,7 +176,7 @@ int pc__compare_run(int argc, char **argv, FILE *out, FILE *err)
 		goto done;
 	}
 	if (rc == 0)
-		rc = pc__cmp_group(&db, o.paths);
+		rc = pcc_group(&db, o.paths);
 	if (rc < 0) {
 		if (rc != -ENOENT)
 			fprintf(err, "compare: %s\n", strerror(-rc));
@@ -187,19 +187,19 @@ int pc__compare_run(int argc, char **argv, FILE *out, FILE *err)
 	if (o.format & FMT_LKP) {
 		fprintf(out, "\nLKP style: %%change against %s; ± %%stddev shown "
 			"above 2%%\n\n", db.set[0]);
-		pc__cmp_print_lkp(&db, o.all, o.counters, out);
+		pcc_print_lkp(&db, o.all, o.counters, out);
 	}
 	if (o.format & FMT_MMTESTS) {
 		fprintf(out, "\nmmtests style: (%%) positive when better than %s;"
 			" *%%* when the means differ beyond their 95%% "
 			"confidence intervals\n\n", db.set[0]);
-		pc__cmp_print_mmtests(&db, out);
+		pcc_print_mmtests(&db, out);
 	}
 	if (o.plot) {
 		int n;
 
 		fflush(out);
-		n = pc__cmp_plot(&db, o.plot, err);
+		n = pcc_plot(&db, o.plot, err);
 		if (n >= 0)
 			fprintf(out, "plots: %d PNG file%s in %s (script: "
 				"%s/compare-plots.gp)\n", n, n == 1 ? "" : "s",
@@ -210,7 +210,7 @@ int pc__compare_run(int argc, char **argv, FILE *out, FILE *err)
 	if (!isnan(o.fail_below)) {
 		if (o.plot || !(o.format & FMT_MMTESTS))	/* else blank */
 			fputc('\n', out);
-		if (pc__cmp_gate(&db, o.fail_below, out)) {
+		if (pcc_gate(&db, o.fail_below, out)) {
 			fflush(out);
 			fprintf(err, "compare: headline regression beyond "
 				"--fail-below %g\n", o.fail_below);
@@ -223,12 +223,12 @@ int pc__compare_run(int argc, char **argv, FILE *out, FILE *err)
 	}
 done:
 	fflush(out);
-	pc__cmp_db_free(&db);
+	pcc_db_free(&db);
 	free(o.paths);
 	return rc;
 }
 
 int pc_compare_main(int argc, char **argv)
 {
-	return pc__compare_run(argc, argv, stdout, stderr);
+	return pcc_run(argc, argv, stdout, stderr);
 }

@@ -16,6 +16,6 @@
 int pc_compare_main(int argc, char **argv);
 
 /* The same with the output streams given (tests). */
-int pc__compare_run(int argc, char **argv, FILE *out, FILE *err);
+int pcc_run(int argc, char **argv, FILE *out, FILE *err);
 
 #endif

@@ -7,7 +7,7 @@
  * table: relative, or the plain difference for a metric named "...%",
  * whose PCT is then in percentage points).  A line is a regression when
  * it is worse by more than PCT *and* the change is real by the LKP rule
- * (pc__stats_real_change: >= 3 samples a side, ranges apart, ratio above
+ * (pcc_stats_real_change: >= 3 samples a side, ranges apart, ratio above
  * 1.01), so noise alone never fails a build.  Each regression is printed
  * on out; the caller turns a non-zero count into exit status 1.
  *
@@ -18,34 +18,34 @@
 #include "model.h"
 #include "stats.h"
 
-size_t pc__cmp_gate(const struct pc_cmp_db *db, double pct, FILE *out)
+size_t pcc_gate(const struct pcc_db *db, double pct, FILE *out)
 {
 	size_t bad = 0;
 
 	for (size_t k = 0; k < db->ncase; k++) {
-		const struct pc_cmp_case *c = &db->kase[k];
-		const struct pc_cmp_metric *m = pc__cmp_headline(c);
-		const struct pc_cmp_vals *b;
+		const struct pcc_case *c = &db->kase[k];
+		const struct pcc_metric *m = pcc_headline(c);
+		const struct pcc_vals *b;
 		double mb;
 
 		if (!m || !m->per_set[0].n)
 			continue;
 		b = &m->per_set[0];
-		mb = pc__stats_mean(b->v, b->n);
+		mb = pcc_stats_mean(b->v, b->n);
 		for (size_t s = 1; s < db->nset; s++) {
-			const struct pc_cmp_vals *x = &m->per_set[s];
+			const struct pcc_vals *x = &m->per_set[s];
 			char vb[32], vn[32], ch[32];
 			double mn, change, worse;
 
 			if (!x->n)
 				continue;
-			mn = pc__stats_mean(x->v, x->n);
-			change = pc__stats_lkp_change(mb, mn, m->pct);
+			mn = pcc_stats_mean(x->v, x->n);
+			change = pcc_stats_lkp_change(mb, mn, m->pct);
 			if (isnan(change))	/* base 0, new not */
 				change = mn > mb ? INFINITY : -INFINITY;
 			worse = m->higher ? -change : change;
 			if (!(worse > pct) ||
-			    !pc__stats_real_change(b->v, b->n, x->v, x->n))
+			    !pcc_stats_real_change(b->v, b->n, x->v, x->n))
 				continue;
 			if (!bad++)
 				fprintf(out, "Headline metrics worse than the "
@@ -54,9 +54,9 @@ size_t pc__cmp_gate(const struct pc_cmp_db *db, double pct, FILE *out)
 					pct);
 			fprintf(out, "  %s.%s: %s %s against %s %s: %s "
 				"(%s is better)\n", c->name, m->name,
-				db->set[s], pc__cmp_fmt_value(mn, vn),
-				db->set[0], pc__cmp_fmt_value(mb, vb),
-				pc__cmp_fmt_change(change, m->pct, ch),
+				db->set[s], pcc_fmt_value(mn, vn),
+				db->set[0], pcc_fmt_value(mb, vb),
+				pcc_fmt_change(change, m->pct, ch),
 				m->higher ? "higher" : "lower");
 		}
 	}

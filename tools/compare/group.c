@@ -23,7 +23,7 @@
  * Direction: the headline's, else "directions", else lower-is-better for
  * names containing latency, seconds or time, higher otherwise.
  *
- * Single-threaded; everything allocated here is freed by pc__cmp_db_free.
+ * Single-threaded; everything allocated here is freed by pcc_db_free.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -32,7 +32,7 @@
 
 #include "model.h"
 
-int pc__cmp_note(struct pc_cmp_db *db, const char *fmt, ...)
+int pcc_note(struct pcc_db *db, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -64,7 +64,7 @@ int pc__cmp_note(struct pc_cmp_db *db, const char *fmt, ...)
 	return 0;
 }
 
-const struct pc_cmp_metric *pc__cmp_headline(const struct pc_cmp_case *c)
+const struct pcc_metric *pcc_headline(const struct pcc_case *c)
 {
 	for (size_t i = 0; i < c->nmetric; i++)
 		if (c->metric[i].headline)
@@ -79,8 +79,8 @@ static bool streq(const char *a, const char *b)
 
 /* ---- sets ---- */
 
-static char *content_key(const struct pc_cmp_db *db,
-			 const struct pc_cmp_result *r)
+static char *content_key(const struct pcc_db *db,
+			 const struct pcc_result *r)
 {
 	bool engines = false, configs = false;
 	char *s;
@@ -101,7 +101,7 @@ static char *content_key(const struct pc_cmp_db *db,
 	return strdup(r->engine);
 }
 
-static void free_sets(struct pc_cmp_db *db)
+static void free_sets(struct pcc_db *db)
 {
 	for (size_t i = 0; i < db->nset; i++)
 		free(db->set[i]);
@@ -111,7 +111,7 @@ static void free_sets(struct pc_cmp_db *db)
 }
 
 /* Take names[i] as the set of res[i]; names are consumed. */
-static int assign_sets(struct pc_cmp_db *db, char **names)
+static int assign_sets(struct pcc_db *db, char **names)
 {
 	int rc = 0;
 
@@ -140,7 +140,7 @@ static int assign_sets(struct pc_cmp_db *db, char **names)
 
 /* ---- cases ---- */
 
-static void free_cases(struct pc_cmp_db *db)
+static void free_cases(struct pcc_db *db)
 {
 	for (size_t i = 0; i < db->ncase; i++) {
 		free(db->kase[i].key);
@@ -152,14 +152,14 @@ static void free_cases(struct pc_cmp_db *db)
 }
 
 /* The value of a parameter as JSON text, "-" when absent. */
-static char *param_json(const struct pc_cmp_result *r, const char *k)
+static char *param_json(const struct pcc_result *r, const char *k)
 {
 	json_t *v = json_object_get(r->params, k);
 
 	return v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : strdup("-");
 }
 
-static char *param_text(const struct pc_cmp_result *r, const char *k)
+static char *param_text(const struct pcc_result *r, const char *k)
 {
 	json_t *v = json_object_get(r->params, k);
 
@@ -168,8 +168,8 @@ static char *param_text(const struct pc_cmp_result *r, const char *k)
 	return param_json(r, k);
 }
 
-static bool param_differs(const struct pc_cmp_result *a,
-			  const struct pc_cmp_result *b, const char *k)
+static bool param_differs(const struct pcc_result *a,
+			  const struct pcc_result *b, const char *k)
 {
 	json_t *x = json_object_get(a->params, k);
 	json_t *y = json_object_get(b->params, k);
@@ -183,7 +183,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The sorted union of the parameter names of the runs of one workload. */
-static const char **param_names(const struct pc_cmp_db *db, const char *w,
+static const char **param_names(const struct pcc_db *db, const char *w,
 				size_t *n)
 {
 	const char **k = NULL;
@@ -223,7 +223,7 @@ static const char **param_names(const struct pc_cmp_db *db, const char *w,
 	return k;
 }
 
-static int case_of(struct pc_cmp_db *db, char *key, char *name, const char *w)
+static int case_of(struct pcc_db *db, char *key, char *name, const char *w)
 {
 	for (size_t i = 0; i < db->ncase; i++) {
 		if (!strcmp(db->kase[i].key, key)) {
@@ -232,14 +232,14 @@ static int case_of(struct pc_cmp_db *db, char *key, char *name, const char *w)
 			return (int)i;
 		}
 	}
-	db->kase[db->ncase] = (struct pc_cmp_case){
+	db->kase[db->ncase] = (struct pcc_case){
 		.key = key, .name = name, .workload = w,
 	};
 	return (int)db->ncase++;
 }
 
 /* Cases of workload w; notes the parameters that differ only by set. */
-static int cases_of_workload(struct pc_cmp_db *db, const char *w)
+static int cases_of_workload(struct pcc_db *db, const char *w)
 {
 	size_t nk;
 	const char **k = param_names(db, w, &nk);
@@ -249,12 +249,12 @@ static int cases_of_workload(struct pc_cmp_db *db, const char *w)
 		bool in_set = false, across = false;
 
 		for (size_t i = 0; i < db->nres; i++) {
-			const struct pc_cmp_result *a = db->res[i];
+			const struct pcc_result *a = db->res[i];
 
 			if (strcmp(a->workload, w))
 				continue;
 			for (size_t j = i + 1; j < db->nres; j++) {
-				const struct pc_cmp_result *b = db->res[j];
+				const struct pcc_result *b = db->res[j];
 
 				if (strcmp(b->workload, w) ||
 				    !param_differs(a, b, k[p]))
@@ -267,14 +267,14 @@ static int cases_of_workload(struct pc_cmp_db *db, const char *w)
 		}
 		if (!in_set) {
 			if (across)
-				pc__cmp_note(db, "%s: parameter \"%s\" differs "
-					     "between sets; the runs are set "
-					     "against each other anyway", w, k[p]);
+				pcc_note(db, "%s: parameter \"%s\" differs "
+					 "between sets; the runs are set "
+					 "against each other anyway", w, k[p]);
 			k[p] = NULL;	/* not a case parameter */
 		}
 	}
 	for (size_t i = 0; i < db->nres && !rc; i++) {
-		struct pc_cmp_result *r = db->res[i];
+		struct pcc_result *r = db->res[i];
 		char *key = NULL, *name = NULL;
 		size_t klen = 0, nlen = 0;
 		FILE *fk, *fn;
@@ -318,7 +318,7 @@ static int cases_of_workload(struct pc_cmp_db *db, const char *w)
 	return rc;
 }
 
-static int build_cases(struct pc_cmp_db *db)
+static int build_cases(struct pcc_db *db)
 {
 	int rc = 0;
 
@@ -337,7 +337,7 @@ static int build_cases(struct pc_cmp_db *db)
 }
 
 /* Runs from different arguments landing in the same set and case? */
-static bool args_collide(const struct pc_cmp_db *db)
+static bool args_collide(const struct pcc_db *db)
 {
 	for (size_t i = 0; i < db->nres; i++)
 		for (size_t j = i + 1; j < db->nres; j++)
@@ -366,12 +366,12 @@ static bool lower_by_name(const char *name)
 	       strstr(name, "time");
 }
 
-static struct pc_cmp_metric *metric_get(struct pc_cmp_db *db,
-					struct pc_cmp_case *c,
-					const struct pc_cmp_result *r,
-					const char *name, bool vmstat)
+static struct pcc_metric *metric_get(struct pcc_db *db,
+				     struct pcc_case *c,
+				     const struct pcc_result *r,
+				     const char *name, bool vmstat)
 {
-	struct pc_cmp_metric *m;
+	struct pcc_metric *m;
 	json_t *dir;
 
 	for (size_t i = 0; i < c->nmetric; i++)
@@ -387,7 +387,7 @@ static struct pc_cmp_metric *metric_get(struct pc_cmp_db *db,
 		c->cap = cap;
 	}
 	m = &c->metric[c->nmetric];
-	*m = (struct pc_cmp_metric){ .vmstat = vmstat };
+	*m = (struct pcc_metric){ .vmstat = vmstat };
 	m->name = strdup(name);
 	m->per_set = calloc(db->nset, sizeof(*m->per_set));
 	if (!m->name || !m->per_set) {
@@ -408,7 +408,7 @@ static struct pc_cmp_metric *metric_get(struct pc_cmp_db *db,
 	return m;
 }
 
-static int vals_add(struct pc_cmp_vals *v, double x)
+static int vals_add(struct pcc_vals *v, double x)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 8;
@@ -423,14 +423,14 @@ static int vals_add(struct pc_cmp_vals *v, double x)
 	return 0;
 }
 
-static int add_object(struct pc_cmp_db *db, struct pc_cmp_case *c,
-		      const struct pc_cmp_result *r, json_t *obj, bool vmstat)
+static int add_object(struct pcc_db *db, struct pcc_case *c,
+		      const struct pcc_result *r, json_t *obj, bool vmstat)
 {
 	const char *key;
 	json_t *val;
 
 	json_object_foreach(obj, key, val) {
-		struct pc_cmp_metric *m;
+		struct pcc_metric *m;
 		char *name = NULL;
 
 		if (!json_is_number(val))
@@ -445,10 +445,10 @@ static int add_object(struct pc_cmp_db *db, struct pc_cmp_case *c,
 	return 0;
 }
 
-static int fill(struct pc_cmp_db *db)
+static int fill(struct pcc_db *db)
 {
 	for (size_t i = 0; i < db->ncase; i++) {
-		struct pc_cmp_case *c = &db->kase[i];
+		struct pcc_case *c = &db->kase[i];
 
 		c->status = calloc(db->nset, sizeof(*c->status));
 		c->reason = calloc(db->nset, sizeof(*c->reason));
@@ -456,8 +456,8 @@ static int fill(struct pc_cmp_db *db)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < db->nres; i++) {
-		const struct pc_cmp_result *r = db->res[i];
-		struct pc_cmp_case *c = &db->kase[r->kase];
+		const struct pcc_result *r = db->res[i];
+		struct pcc_case *c = &db->kase[r->kase];
 		size_t j;
 		json_t *rep;
 		bool ok = !strcmp(r->status, "ok");
@@ -486,24 +486,24 @@ static const char *opt_or(const char *s)
 	return s && *s ? s : "?";
 }
 
-static void machine_line(struct pc_cmp_db *db, const struct pc_cmp_result *r)
+static void machine_line(struct pcc_db *db, const struct pcc_result *r)
 {
 	json_t *m = json_object_get(r->root, "machine");
 	json_t *mem = json_object_get(m, "memory");
 
-	pc__cmp_note(db, "machine %s: %s, %lld cores, %.1f GiB, kernel %s, "
-		     "%s on %s (first seen in %s)",
-		     opt_or(json_string_value(json_object_get(m, "hostname"))),
-		     opt_or(json_string_value(json_object_get(m, "cpu"))),
-		     (long long)json_integer_value(json_object_get(m, "cores")),
-		     json_number_value(mem) / (1024.0 * 1024 * 1024),
-		     opt_or(json_string_value(json_object_get(m, "kernel"))),
-		     opt_or(json_string_value(json_object_get(m, "fs"))),
-		     opt_or(json_string_value(json_object_get(m, "device"))),
-		     r->path);
+	pcc_note(db, "machine %s: %s, %lld cores, %.1f GiB, kernel %s, "
+		 "%s on %s (first seen in %s)",
+		 opt_or(json_string_value(json_object_get(m, "hostname"))),
+		 opt_or(json_string_value(json_object_get(m, "cpu"))),
+		 (long long)json_integer_value(json_object_get(m, "cores")),
+		 json_number_value(mem) / (1024.0 * 1024 * 1024),
+		 opt_or(json_string_value(json_object_get(m, "kernel"))),
+		 opt_or(json_string_value(json_object_get(m, "fs"))),
+		 opt_or(json_string_value(json_object_get(m, "device"))),
+		 r->path);
 }
 
-static void notes(struct pc_cmp_db *db)
+static void notes(struct pcc_db *db)
 {
 	size_t nw = 0, nm = 0;
 	char *ws = NULL;
@@ -511,7 +511,7 @@ static void notes(struct pc_cmp_db *db)
 	FILE *f = open_memstream(&ws, &wlen);
 
 	for (size_t i = 0; i < db->nres; i++) {
-		const struct pc_cmp_result *r = db->res[i];
+		const struct pcc_result *r = db->res[i];
 		bool wseen = false, mseen = !r->machine;
 
 		for (size_t j = 0; j < i; j++) {
@@ -527,12 +527,12 @@ static void notes(struct pc_cmp_db *db)
 	if (f)
 		fclose(f);
 	if (nw > 1)
-		pc__cmp_note(db, "the results mix %zu workloads (%s); each case "
-			     "is compared only with itself", nw, ws ? ws : "");
+		pcc_note(db, "the results mix %zu workloads (%s); each case "
+			 "is compared only with itself", nw, ws ? ws : "");
 	free(ws);
 	if (nm > 1) {
-		pc__cmp_note(db, "the results come from %zu different machines:",
-			     nm);
+		pcc_note(db, "the results come from %zu different machines:",
+			 nm);
 		for (size_t i = 0; i < db->nres; i++) {
 			bool seen = !db->res[i]->machine;
 
@@ -545,34 +545,34 @@ static void notes(struct pc_cmp_db *db)
 		}
 	}
 	if (db->nset == 1)
-		pc__cmp_note(db, "one set only (%s): nothing to compare against, "
-			     "every line is shown", db->set[0]);
+		pcc_note(db, "one set only (%s): nothing to compare against, "
+			 "every line is shown", db->set[0]);
 	for (size_t i = 0; i < db->nres; i++) {
-		const struct pc_cmp_result *r = db->res[i];
+		const struct pcc_result *r = db->res[i];
 		const char *set = db->set[r->set];
 		const char *cname = db->kase[r->kase].name;
 		size_t same = 0;
 
 		if (strcmp(r->status, "ok"))
-			pc__cmp_note(db, "%s on %s: %s%s%s", cname, set,
-				     r->status, r->reason && *r->reason ? ": " : "",
-				     r->reason ? r->reason : "");
+			pcc_note(db, "%s on %s: %s%s%s", cname, set,
+				 r->status, r->reason && *r->reason ? ": " : "",
+				 r->reason ? r->reason : "");
 		if (r->partial)
-			pc__cmp_note(db, "%s: a partial (interrupted) run; its "
-				     "repetitions are used", r->path);
+			pcc_note(db, "%s: a partial (interrupted) run; its "
+				 "repetitions are used", r->path);
 		if (r->unconstrained)
-			pc__cmp_note(db, "%s: %s ran without its memory limit "
-				     "(no cgroup)", r->path, r->engine);
+			pcc_note(db, "%s: %s ran without its memory limit "
+				 "(no cgroup)", r->path, r->engine);
 		for (size_t j = 0; j < db->nres; j++)
 			same += db->res[j]->set == r->set &&
 				db->res[j]->kase == r->kase;
 		if (same > 1)
-			pc__cmp_note(db, "%s on %s: %zu result files merged",
-				     cname, set, same);
+			pcc_note(db, "%s on %s: %zu result files merged",
+				 cname, set, same);
 	}
 }
 
-int pc__cmp_group(struct pc_cmp_db *db, char *const *paths)
+int pcc_group(struct pcc_db *db, char *const *paths)
 {
 	char **names = calloc(db->nres ? db->nres : 1, sizeof(*names));
 	bool same_content = true;
@@ -592,7 +592,7 @@ int pc__cmp_group(struct pc_cmp_db *db, char *const *paths)
 		free_cases(db);
 		free_sets(db);
 		for (size_t i = 0; i < db->nres; i++) {
-			const struct pc_cmp_result *r = db->res[i];
+			const struct pcc_result *r = db->res[i];
 			char *arg = arg_name(paths[r->arg]);
 			char *content = content_key(db, r);
 

@@ -14,7 +14,7 @@
  * mean_base (the difference itself for a metric named "...%", printed
  * without a % sign); "± N%" is 100 sigma / mean with the population sigma,
  * printed only when above 2%.  A line is printed when some set's change
- * against the base is real (pc__stats_real_change), or always with --all
+ * against the base is real (pcc_stats_real_change), or always with --all
  * or when there is one set only.  A set without a run of the case leaves
  * its column blank; a run that could not be done says "n/a" (or "error")
  * on the headline line.
@@ -39,7 +39,7 @@
 #define W_BASE 16	/* value 10 + spread 6 */
 #define W_SET 28	/* space + change 10 + space + value 10 + spread 6 */
 
-const char *pc__cmp_fmt_value(double v, char *buf)
+const char *pcc_fmt_value(double v, char *buf)
 {
 	double a = fabs(v);
 
@@ -58,7 +58,7 @@ const char *pc__cmp_fmt_value(double v, char *buf)
 	return buf;
 }
 
-const char *pc__cmp_fmt_change(double change, bool absolute, char *buf)
+const char *pcc_fmt_change(double change, bool absolute, char *buf)
 {
 	if (isnan(change))
 		snprintf(buf, 32, "n/a");
@@ -89,7 +89,7 @@ struct cell {
 	double mean, cv;
 };
 
-static void print_line(const struct pc_cmp_db *db, const struct cell *cells,
+static void print_line(const struct pcc_db *db, const struct cell *cells,
 		       bool absolute, const char *label, FILE *out)
 {
 	char v[32], s[32], ch[32];
@@ -102,12 +102,12 @@ static void print_line(const struct pc_cmp_db *db, const struct cell *cells,
 			const char *chg = "";
 
 			if (c->n && b->n)
-				chg = pc__cmp_fmt_change(pc__stats_lkp_change(
+				chg = pcc_fmt_change(pcc_stats_lkp_change(
 					b->mean, c->mean, absolute), absolute, ch);
 			fprintf(out, " %10s ", chg);
 		}
 		if (c->n)
-			fprintf(out, "%10s%s", pc__cmp_fmt_value(c->mean, v),
+			fprintf(out, "%10s%s", pcc_fmt_value(c->mean, v),
 				fmt_spread(c->cv, s));
 		else
 			fprintf(out, "%10s%6s", c->text ? c->text : "", "");
@@ -115,7 +115,7 @@ static void print_line(const struct pc_cmp_db *db, const struct cell *cells,
 	fprintf(out, "  %s\n", label);
 }
 
-static const char *header_name(const struct pc_cmp_db *db, size_t i,
+static const char *header_name(const struct pcc_db *db, size_t i,
 			       char *buf)
 {
 	size_t w = i ? W_SET - 1 : W_BASE;
@@ -126,7 +126,7 @@ static const char *header_name(const struct pc_cmp_db *db, size_t i,
 	return buf;
 }
 
-static void print_header(const struct pc_cmp_db *db, FILE *out)
+static void print_header(const struct pcc_db *db, FILE *out)
 {
 	char buf[32];
 	bool legend = false;
@@ -150,15 +150,15 @@ static void print_header(const struct pc_cmp_db *db, FILE *out)
 	fputc('\n', out);
 }
 
-static void cell_of(const struct pc_cmp_case *c, const struct pc_cmp_metric *m,
+static void cell_of(const struct pcc_case *c, const struct pcc_metric *m,
 		    size_t set, struct cell *cell)
 {
-	const struct pc_cmp_vals *v = &m->per_set[set];
-	struct pc_stats st;
+	const struct pcc_vals *v = &m->per_set[set];
+	struct pcc_stats st;
 
 	*cell = (struct cell){ 0 };
 	if (v->n) {
-		pc__stats_compute(v->v, v->n, &st);
+		pcc_stats_compute(v->v, v->n, &st);
 		cell->n = v->n;
 		cell->mean = st.mean;
 		cell->cv = st.cv;
@@ -168,20 +168,20 @@ static void cell_of(const struct pc_cmp_case *c, const struct pc_cmp_metric *m,
 	}
 }
 
-static bool any_real(const struct pc_cmp_db *db, const struct pc_cmp_metric *m)
+static bool any_real(const struct pcc_db *db, const struct pcc_metric *m)
 {
-	const struct pc_cmp_vals *b = &m->per_set[0];
+	const struct pcc_vals *b = &m->per_set[0];
 
 	for (size_t i = 1; i < db->nset; i++)
-		if (pc__stats_real_change(b->v, b->n, m->per_set[i].v,
+		if (pcc_stats_real_change(b->v, b->n, m->per_set[i].v,
 					  m->per_set[i].n))
 			return true;
 	return false;
 }
 
 /* The metric of case c called name, or NULL. */
-static const struct pc_cmp_metric *find_metric(const struct pc_cmp_case *c,
-					       const char *name)
+static const struct pcc_metric *find_metric(const struct pcc_case *c,
+					    const char *name)
 {
 	for (size_t i = 0; i < c->nmetric; i++)
 		if (!c->metric[i].vmstat && !strcmp(c->metric[i].name, name))
@@ -189,7 +189,7 @@ static const struct pc_cmp_metric *find_metric(const struct pc_cmp_case *c,
 	return NULL;
 }
 
-static void print_geomean(const struct pc_cmp_db *db, const char *name,
+static void print_geomean(const struct pcc_db *db, const char *name,
 			  FILE *out)
 {
 	size_t ncase = 0, used = 0, left = 0, blank = 0;
@@ -203,7 +203,7 @@ static void print_geomean(const struct pc_cmp_db *db, const char *name,
 	if (!v || !cells || !w)
 		goto out;
 	for (size_t k = 0; k < db->ncase; k++) {
-		const struct pc_cmp_metric *m = find_metric(&db->kase[k], name);
+		const struct pcc_metric *m = find_metric(&db->kase[k], name);
 		size_t bad = db->nset;
 
 		if (!m)
@@ -213,9 +213,9 @@ static void print_geomean(const struct pc_cmp_db *db, const char *name,
 		if (!m->per_set[0].n)
 			bad = 0;
 		for (size_t s = 0; s < db->nset && bad == db->nset; s++) {
-			const struct pc_cmp_vals *x = &m->per_set[s];
+			const struct pcc_vals *x = &m->per_set[s];
 
-			if (x->n && !(pc__stats_mean(x->v, x->n) > 0))
+			if (x->n && !(pcc_stats_mean(x->v, x->n) > 0))
 				bad = s;
 		}
 		if (bad < db->nset) {
@@ -225,10 +225,10 @@ static void print_geomean(const struct pc_cmp_db *db, const char *name,
 			continue;
 		}
 		for (size_t s = 0; s < db->nset; s++) {
-			const struct pc_cmp_vals *x = &m->per_set[s];
+			const struct pcc_vals *x = &m->per_set[s];
 
 			v[s * db->ncase + used] = x->n ?
-				pc__stats_mean(x->v, x->n) : NAN;
+				pcc_stats_mean(x->v, x->n) : NAN;
 		}
 		used++;
 	}
@@ -244,7 +244,7 @@ static void print_geomean(const struct pc_cmp_db *db, const char *name,
 			continue;
 		}
 		cells[s].n = used;
-		cells[s].mean = pc__stats_geomean(col, used, NULL);
+		cells[s].mean = pcc_stats_geomean(col, used, NULL);
 		cells[s].cv = NAN;
 	}
 	fclose(w);
@@ -271,8 +271,8 @@ out:
 	free(v);
 }
 
-size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, bool counters,
-			 FILE *out)
+size_t pcc_print_lkp(const struct pcc_db *db, bool all, bool counters,
+		     FILE *out)
 {
 	struct cell *cells = calloc(db->nset ? db->nset : 1, sizeof(*cells));
 	size_t hidden = 0, lines = 0;
@@ -283,10 +283,10 @@ size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, bool counters,
 	}
 	print_header(db, out);
 	for (size_t k = 0; k < db->ncase; k++) {
-		const struct pc_cmp_case *c = &db->kase[k];
+		const struct pcc_case *c = &db->kase[k];
 
 		for (size_t i = 0; i < c->nmetric; i++) {
-			const struct pc_cmp_metric *m = &c->metric[i];
+			const struct pcc_metric *m = &c->metric[i];
 			char *label;
 
 			lines++;
@@ -311,7 +311,7 @@ size_t pc__cmp_print_lkp(const struct pc_cmp_db *db, bool all, bool counters,
 	/* GEO-MEAN per metric name, in order of first appearance */
 	for (size_t k = 0; k < db->ncase; k++) {
 		for (size_t i = 0; i < db->kase[k].nmetric; i++) {
-			const struct pc_cmp_metric *m = &db->kase[k].metric[i];
+			const struct pcc_metric *m = &db->kase[k].metric[i];
 			bool earlier = false;
 
 			if (m->vmstat)

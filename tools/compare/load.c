@@ -15,8 +15,8 @@
  * types) is reported on err with the path and skipped; never fatal.
  * Non-numeric metric values are reported and ignored one by one.
  *
- * Single-threaded.  A pc_cmp_result owns its json_t root; its strings
- * point into it and live until pc__cmp_db_free.
+ * Single-threaded.  A pcc_result owns its json_t root; its strings
+ * point into it and live until pcc_db_free.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -69,7 +69,7 @@ static void seen_free(struct seen *s)
 	free(s->path);
 }
 
-static void result_free(struct pc_cmp_result *r)
+static void result_free(struct pcc_result *r)
 {
 	if (!r)
 		return;
@@ -113,7 +113,7 @@ static const char *check_rep(json_t *rep, size_t i, const char *path,
 }
 
 /* Validate root; NULL when good, else why it is skipped. */
-static const char *check(struct pc_cmp_result *r, FILE *err)
+static const char *check(struct pcc_result *r, FILE *err)
 {
 	json_t *root = r->root, *h, *v;
 	const char *fmt;
@@ -123,9 +123,9 @@ static const char *check(struct pc_cmp_result *r, FILE *err)
 		return "not a pagecache result (not a JSON object)";
 	fmt = opt_string(root, "format");
 	if (!fmt)
-		return "not a pagecache result (no \"format\": \"" PC_CMP_FORMAT "\")";
-	if (strcmp(fmt, PC_CMP_FORMAT))
-		return "unknown result format (want \"" PC_CMP_FORMAT "\")";
+		return "not a pagecache result (no \"format\": \"" PCC_FORMAT "\")";
+	if (strcmp(fmt, PCC_FORMAT))
+		return "unknown result format (want \"" PCC_FORMAT "\")";
 	r->workload = opt_string(root, "workload");
 	r->engine = opt_string(root, "engine");
 	if (!r->workload || !*r->workload || !r->engine || !*r->engine)
@@ -174,11 +174,11 @@ static const char *check(struct pc_cmp_result *r, FILE *err)
 	return NULL;
 }
 
-static int db_add(struct pc_cmp_db *db, struct pc_cmp_result *r)
+static int db_add(struct pcc_db *db, struct pcc_result *r)
 {
 	if (db->nres == db->rescap) {
 		size_t cap = db->rescap ? 2 * db->rescap : 16;
-		struct pc_cmp_result **p = realloc(db->res, cap * sizeof(*p));
+		struct pcc_result **p = realloc(db->res, cap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
@@ -189,10 +189,10 @@ static int db_add(struct pc_cmp_db *db, struct pc_cmp_result *r)
 	return 0;
 }
 
-static int load_file(struct pc_cmp_db *db, const char *path, int arg,
+static int load_file(struct pcc_db *db, const char *path, int arg,
 		     FILE *err)
 {
-	struct pc_cmp_result *r = calloc(1, sizeof(*r));
+	struct pcc_result *r = calloc(1, sizeof(*r));
 	json_error_t je;
 	const char *why;
 
@@ -233,7 +233,7 @@ static bool is_json_name(const char *name)
 	return n > 5 && !strcmp(name + n - 5, ".json");
 }
 
-static int load_path(struct pc_cmp_db *db, struct seen *seen,
+static int load_path(struct pcc_db *db, struct seen *seen,
 		     const char *path, int arg, bool named, int depth,
 		     FILE *err)
 {
@@ -284,8 +284,8 @@ static int load_path(struct pc_cmp_db *db, struct seen *seen,
 	return rc;
 }
 
-int pc__cmp_load(struct pc_cmp_db *db, char *const *paths, int npaths,
-		 FILE *err)
+int pcc_load(struct pcc_db *db, char *const *paths, int npaths,
+	     FILE *err)
 {
 	struct seen seen = { 0 };
 	int rc = 0;
@@ -296,7 +296,7 @@ int pc__cmp_load(struct pc_cmp_db *db, char *const *paths, int npaths,
 	return rc;
 }
 
-void pc__cmp_db_free(struct pc_cmp_db *db)
+void pcc_db_free(struct pcc_db *db)
 {
 	for (size_t i = 0; i < db->nres; i++)
 		result_free(db->res[i]);
@@ -305,7 +305,7 @@ void pc__cmp_db_free(struct pc_cmp_db *db)
 		free(db->set[i]);
 	free(db->set);
 	for (size_t i = 0; i < db->ncase; i++) {
-		struct pc_cmp_case *c = &db->kase[i];
+		struct pcc_case *c = &db->kase[i];
 
 		for (size_t m = 0; m < c->nmetric; m++) {
 			for (size_t s = 0; s < db->nset; s++)

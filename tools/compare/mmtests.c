@@ -31,7 +31,7 @@
 
 enum row { ROW_MIN, ROW_MEAN, ROW_SD, ROW_CV, ROW_MAX, NROW };
 
-static double row_value(enum row r, const struct pc_stats *st, bool higher)
+static double row_value(enum row r, const struct pcc_stats *st, bool higher)
 {
 	switch (r) {
 	case ROW_MIN:
@@ -70,9 +70,9 @@ static void fmt_num(double v, char *buf)
 		snprintf(buf, 32, "%.3e", v);
 }
 
-static void print_row(const struct pc_cmp_db *db, const struct pc_cmp_case *c,
-		      const struct pc_cmp_metric *m, enum row r, int mw,
-		      const struct pc_stats *st, FILE *out)
+static void print_row(const struct pcc_db *db, const struct pcc_case *c,
+		      const struct pcc_metric *m, enum row r, int mw,
+		      const struct pcc_stats *st, FILE *out)
 {
 	bool better_up = (r == ROW_SD || r == ROW_CV) ? false : m->higher;
 	double base = row_value(r, &st[0], m->higher);
@@ -96,9 +96,9 @@ static void print_row(const struct pc_cmp_db *db, const struct pc_cmp_case *c,
 			fprintf(out, " %12s (%6.2f%%)", num, 0.0);
 			continue;
 		}
-		p = st[0].n ? pc__stats_mm_pct(base, v, better_up) : NAN;
+		p = st[0].n ? pcc_stats_mm_pct(base, v, better_up) : NAN;
 		star = r == ROW_MEAN && st[0].n &&
-		       pc__stats_significant(&st[0], &st[s]);
+		       pcc_stats_significant(&st[0], &st[s]);
 		if (isnan(p) || isinf(p))
 			snprintf(pct, sizeof(pct), "(   n/a )");
 		else
@@ -109,8 +109,8 @@ static void print_row(const struct pc_cmp_db *db, const struct pc_cmp_case *c,
 	fputc('\n', out);
 }
 
-static void print_case(const struct pc_cmp_db *db, const struct pc_cmp_case *c,
-		       bool legend, struct pc_stats *st, FILE *out)
+static void print_case(const struct pcc_db *db, const struct pcc_case *c,
+		       bool legend, struct pcc_stats *st, FILE *out)
 {
 	int mw = 10;
 	size_t shown = 0;
@@ -147,12 +147,12 @@ static void print_case(const struct pc_cmp_db *db, const struct pc_cmp_case *c,
 	fputc('\n', out);
 	for (enum row r = 0; r < NROW; r++) {
 		for (size_t i = 0; i < c->nmetric; i++) {
-			const struct pc_cmp_metric *m = &c->metric[i];
+			const struct pcc_metric *m = &c->metric[i];
 
 			if (m->vmstat)
 				continue;
 			for (size_t s = 0; s < db->nset; s++)
-				pc__stats_compute(m->per_set[s].v,
+				pcc_stats_compute(m->per_set[s].v,
 						  m->per_set[s].n, &st[s]);
 			print_row(db, c, m, r, mw, st, out);
 		}
@@ -160,9 +160,9 @@ static void print_case(const struct pc_cmp_db *db, const struct pc_cmp_case *c,
 	fputc('\n', out);
 }
 
-void pc__cmp_print_mmtests(const struct pc_cmp_db *db, FILE *out)
+void pcc_print_mmtests(const struct pcc_db *db, FILE *out)
 {
-	struct pc_stats *st = calloc(db->nset ? db->nset : 1, sizeof(*st));
+	struct pcc_stats *st = calloc(db->nset ? db->nset : 1, sizeof(*st));
 	bool legend = false;
 
 	if (!st)

@@ -152,18 +152,18 @@ static void put_reset(FILE *f)
 }
 
 /* The chart of the headline per repetition; true if one was written. */
-static bool reps_chart(const struct pc_cmp_db *db, size_t k, const char *dir,
+static bool reps_chart(const struct pcc_db *db, size_t k, const char *dir,
 		       FILE *f)
 {
-	const struct pc_cmp_case *c = &db->kase[k];
-	const struct pc_cmp_metric *m = pc__cmp_headline(c);
+	const struct pcc_case *c = &db->kase[k];
+	const struct pcc_metric *m = pcc_headline(c);
 	size_t nrep = 0, col = 2;
 	bool nonneg = true, first = true;
 
 	if (!m)
 		return false;
 	for (size_t s = 0; s < db->nset; s++) {
-		const struct pc_cmp_vals *v = &m->per_set[s];
+		const struct pcc_vals *v = &m->per_set[s];
 
 		nrep = v->n > nrep ? v->n : nrep;
 		for (size_t i = 0; i < v->n; i++)
@@ -205,8 +205,8 @@ static bool reps_chart(const struct pc_cmp_db *db, size_t k, const char *dir,
 }
 
 /* The counters of one repetition over time; true if a chart was written. */
-static bool counters_chart(const struct pc_cmp_db *db,
-			   const struct pc_cmp_result *r, json_t *samples,
+static bool counters_chart(const struct pcc_db *db,
+			   const struct pcc_result *r, json_t *samples,
 			   long rep, size_t id, const char *dir, FILE *f)
 {
 	json_t *t = json_object_get(samples, "t");
@@ -256,7 +256,7 @@ static bool counters_chart(const struct pc_cmp_db *db,
 }
 
 /* Write the script; returns the number of charts in it. */
-static size_t write_script(const struct pc_cmp_db *db, const char *dir,
+static size_t write_script(const struct pcc_db *db, const char *dir,
 			   FILE *f)
 {
 	size_t charts = 0, id = 0;
@@ -271,7 +271,7 @@ static size_t write_script(const struct pc_cmp_db *db, const char *dir,
 	for (size_t k = 0; k < db->ncase; k++)
 		charts += reps_chart(db, k, dir, f);
 	for (size_t i = 0; i < db->nres; i++) {
-		const struct pc_cmp_result *r = db->res[i];
+		const struct pcc_result *r = db->res[i];
 		long before = 0;
 		size_t j;
 		json_t *rep;
@@ -308,7 +308,7 @@ static void sh_quote(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-int pc__cmp_plot(const struct pc_cmp_db *db, const char *dir, FILE *err)
+int pcc_plot(const struct pcc_db *db, const char *dir, FILE *err)
 {
 	char *gp = find_gnuplot(), *script = NULL, *cmd = NULL, line[1024];
 	size_t charts = 0, len;

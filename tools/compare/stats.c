@@ -23,7 +23,7 @@
 
 #include "stats.h"
 
-double pc__stats_mean(const double *v, size_t n)
+double pcc_stats_mean(const double *v, size_t n)
 {
 	double sum = 0;
 
@@ -43,21 +43,21 @@ static double sum_sq_dev(const double *v, size_t n, double mean)
 	return ss;
 }
 
-double pc__stats_sd(const double *v, size_t n)
+double pcc_stats_sd(const double *v, size_t n)
 {
 	if (!n)
 		return NAN;
-	return sqrt(sum_sq_dev(v, n, pc__stats_mean(v, n)) / (double)n);
+	return sqrt(sum_sq_dev(v, n, pcc_stats_mean(v, n)) / (double)n);
 }
 
-double pc__stats_sd_sample(const double *v, size_t n)
+double pcc_stats_sd_sample(const double *v, size_t n)
 {
 	if (n < 2)
 		return NAN;
-	return sqrt(sum_sq_dev(v, n, pc__stats_mean(v, n)) / (double)(n - 1));
+	return sqrt(sum_sq_dev(v, n, pcc_stats_mean(v, n)) / (double)(n - 1));
 }
 
-double pc__stats_hmean(const double *v, size_t n)
+double pcc_stats_hmean(const double *v, size_t n)
 {
 	double inv = 0;
 	bool zero = false;
@@ -75,7 +75,7 @@ double pc__stats_hmean(const double *v, size_t n)
 	return zero ? 0 : (double)n / inv;
 }
 
-double pc__stats_geomean(const double *v, size_t n, size_t *skipped)
+double pcc_stats_geomean(const double *v, size_t n, size_t *skipped)
 {
 	double lsum = 0;
 	size_t used = 0;
@@ -99,7 +99,7 @@ static const double t975[30] = {
 	2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
 };
 
-double pc__stats_t975(size_t df)
+double pcc_stats_t975(size_t df)
 {
 	/* beyond 30: linear in 1/df through these points */
 	static const struct { double df, t; } tail[] = {
@@ -123,15 +123,15 @@ double pc__stats_t975(size_t df)
 	return 1.9600;
 }
 
-double pc__stats_half_width(const double *v, size_t n)
+double pcc_stats_half_width(const double *v, size_t n)
 {
 	if (n < 2)
 		return INFINITY;
-	return pc__stats_t975(n - 1) * pc__stats_sd_sample(v, n) /
+	return pcc_stats_t975(n - 1) * pcc_stats_sd_sample(v, n) /
 	       sqrt((double)n);
 }
 
-void pc__stats_compute(const double *v, size_t n, struct pc_stats *st)
+void pcc_stats_compute(const double *v, size_t n, struct pcc_stats *st)
 {
 	st->n = n;
 	st->min = st->max = NAN;
@@ -141,14 +141,14 @@ void pc__stats_compute(const double *v, size_t n, struct pc_stats *st)
 		if (i == 0 || v[i] > st->max)
 			st->max = v[i];
 	}
-	st->mean = pc__stats_mean(v, n);
-	st->hmean = pc__stats_hmean(v, n);
-	st->sd = pc__stats_sd(v, n);
+	st->mean = pcc_stats_mean(v, n);
+	st->hmean = pcc_stats_hmean(v, n);
+	st->sd = pcc_stats_sd(v, n);
 	st->cv = st->mean != 0 ? 100 * st->sd / fabs(st->mean) : NAN;
-	st->hw = pc__stats_half_width(v, n);
+	st->hw = pcc_stats_half_width(v, n);
 }
 
-bool pc__stats_trimmed_range(const double *v, size_t n, double *lo, double *hi)
+bool pcc_stats_trimmed_range(const double *v, size_t n, double *lo, double *hi)
 {
 	size_t imin = 0, imax = 0;
 	bool first = true;
@@ -178,7 +178,7 @@ bool pc__stats_trimmed_range(const double *v, size_t n, double *lo, double *hi)
 	return true;
 }
 
-double pc__stats_ratio(double a, double b)
+double pcc_stats_ratio(double a, double b)
 {
 	if (a == b)
 		return 1;
@@ -187,22 +187,22 @@ double pc__stats_ratio(double a, double b)
 	return a > b ? a / b : b / a;
 }
 
-bool pc__stats_real_change(const double *base, size_t nb,
+bool pcc_stats_real_change(const double *base, size_t nb,
 			   const double *nw, size_t nn)
 {
 	double blo, bhi, nlo, nhi;
 
 	if (nb < 3 || nn < 3)
 		return false;
-	pc__stats_trimmed_range(base, nb, &blo, &bhi);
-	pc__stats_trimmed_range(nw, nn, &nlo, &nhi);
+	pcc_stats_trimmed_range(base, nb, &blo, &bhi);
+	pcc_stats_trimmed_range(nw, nn, &nlo, &nhi);
 	if (!(bhi < nlo || nhi < blo))	/* touching is overlapping */
 		return false;
-	return pc__stats_ratio(pc__stats_mean(base, nb),
-			       pc__stats_mean(nw, nn)) > 1.01;
+	return pcc_stats_ratio(pcc_stats_mean(base, nb),
+			       pcc_stats_mean(nw, nn)) > 1.01;
 }
 
-double pc__stats_lkp_change(double base, double nw, bool absolute)
+double pcc_stats_lkp_change(double base, double nw, bool absolute)
 {
 	if (absolute)
 		return nw - base;
@@ -211,14 +211,14 @@ double pc__stats_lkp_change(double base, double nw, bool absolute)
 	return 100 * (nw - base) / fabs(base);
 }
 
-double pc__stats_mm_pct(double base, double nw, bool higher_is_better)
+double pcc_stats_mm_pct(double base, double nw, bool higher_is_better)
 {
 	if (base == 0)
 		return nw == 0 ? 0 : NAN;
 	return higher_is_better ? 100 * (nw / base - 1) : 100 * (1 - nw / base);
 }
 
-bool pc__stats_significant(const struct pc_stats *a, const struct pc_stats *b)
+bool pcc_stats_significant(const struct pcc_stats *a, const struct pcc_stats *b)
 {
 	if (a->n < 2 || b->n < 2)
 		return false;

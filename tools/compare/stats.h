@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 /* Everything the tables print about one series of samples. */
-struct pc_stats {
+struct pcc_stats {
 	size_t n;
 	double min, max;
 	double mean;	/* arithmetic mean */
@@ -24,41 +24,41 @@ struct pc_stats {
 			 * sample sd); INFINITY when n < 2 */
 };
 
-void pc__stats_compute(const double *v, size_t n, struct pc_stats *st);
+void pcc_stats_compute(const double *v, size_t n, struct pcc_stats *st);
 
-double pc__stats_mean(const double *v, size_t n);
+double pcc_stats_mean(const double *v, size_t n);
 /* Population sigma: sqrt(sum (v - mean)^2 / n). */
-double pc__stats_sd(const double *v, size_t n);
+double pcc_stats_sd(const double *v, size_t n);
 /* Sample s: sqrt(sum (v - mean)^2 / (n - 1)); NaN when n < 2. */
-double pc__stats_sd_sample(const double *v, size_t n);
-double pc__stats_hmean(const double *v, size_t n);
+double pcc_stats_sd_sample(const double *v, size_t n);
+double pcc_stats_hmean(const double *v, size_t n);
 
 /*
  * exp(mean of ln v) over the v > 0; values <= 0 (and NaN) are left out
  * and counted in *skipped (may be NULL).  NaN when no value is > 0.
  */
-double pc__stats_geomean(const double *v, size_t n, size_t *skipped);
+double pcc_stats_geomean(const double *v, size_t n, size_t *skipped);
 
 /* The 97.5% quantile of Student's t with df degrees of freedom (df >= 1). */
-double pc__stats_t975(size_t df);
+double pcc_stats_t975(size_t df);
 /* t975(n - 1) * s / sqrt(n); INFINITY when n < 2. */
-double pc__stats_half_width(const double *v, size_t n);
+double pcc_stats_half_width(const double *v, size_t n);
 
 /*
  * The range LKP compares: [min, max] of the samples after dropping the
  * lowest and the highest one when there are more than 3.  False when n = 0.
  */
-bool pc__stats_trimmed_range(const double *v, size_t n, double *lo, double *hi);
+bool pcc_stats_trimmed_range(const double *v, size_t n, double *lo, double *hi);
 
 /* max(a, b) / min(a, b); 1 when equal, INFINITY when one is <= 0. */
-double pc__stats_ratio(double a, double b);
+double pcc_stats_ratio(double a, double b);
 
 /*
  * LKP's "is this change real": both sides have >= 3 samples, the trimmed
  * ranges do not overlap (touching counts as overlapping), and the ratio of
  * the means is above 1.01.
  */
-bool pc__stats_real_change(const double *base, size_t nb,
+bool pcc_stats_real_change(const double *base, size_t nb,
 			   const double *nw, size_t nn);
 
 /*
@@ -66,19 +66,19 @@ bool pc__stats_real_change(const double *base, size_t nb,
  * (absolute) the difference new - base.  NaN when base is 0 and new is not
  * (0 when both are).
  */
-double pc__stats_lkp_change(double base, double nw, bool absolute);
+double pcc_stats_lkp_change(double base, double nw, bool absolute);
 
 /*
  * mmtests' percentage, positive when new is better:
  * higher-is-better 100 * (new / base - 1), lower-is-better
  * 100 * (1 - new / base).  NaN when base is 0 and new is not.
  */
-double pc__stats_mm_pct(double base, double nw, bool higher_is_better);
+double pcc_stats_mm_pct(double base, double nw, bool higher_is_better);
 
 /*
  * mmtests' asterisks: |mean_a - mean_b| > hw_a + hw_b.  Never true when
  * either side has fewer than 2 samples.
  */
-bool pc__stats_significant(const struct pc_stats *a, const struct pc_stats *b);
+bool pcc_stats_significant(const struct pcc_stats *a, const struct pcc_stats *b);
 
 #endif
