@@ -66,6 +66,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "bdi.h"
 
 #define WB_CHUNK_MIN 1024	/* pages per mapping per turn, at least */
 #define BW_PERIOD_NS (200ull * 1000 * 1000)

@@ -28,6 +28,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "io.h"
+#include "pagewait.h"
+#include "tracepoint.h"
 
 uint64_t pc__now_ns(void)
 {

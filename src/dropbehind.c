@@ -55,6 +55,10 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "pagewait.h"
+#include "readahead.h"
+#include "tracepoint.h"
 
 #define STREAM_BW_MIN (64ull << 20)	/* bytes/s: "a fast device" */
 #define READ_BW_MIN_BYTES (64u << 10)	/* requests that sample read_bw */

@@ -42,6 +42,10 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "io.h"
+#include "pagewait.h"
+#include "readahead.h"
+#include "tree.h"
 
 struct read_wait {
 	pthread_mutex_t lock;

@@ -32,6 +32,11 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "pagewait.h"
+#include "readahead.h"
+#include "tracepoint.h"
+#include "tree.h"
 
 #define MAX_CLOSED 512
 #define OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | \

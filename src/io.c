@@ -3,7 +3,7 @@
  * backends share (iovec arithmetic, a blocking transfer loop, dropping the
  * kernel's copy of a buffered range).
  *
- * A backend is a struct pc_io_ops (internal.h) and a private struct that
+ * A backend is a struct pc_io_ops (io.h) and a private struct that
  * the opaque struct pc_io * points to (struct pc_io itself is never
  * defined).  Every private struct begins with a pointer to its own ops
  * table, so that an io can be told apart (the fault calls ignore an io that
@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "io.h"
 
 #define IO_WINDOW 64		/* iovecs per preadv/pwritev call */
 #define IO_SYNC_RANGE_FLAGS (SYNC_FILE_RANGE_WAIT_BEFORE | \

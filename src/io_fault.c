@@ -27,7 +27,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "io.h"
 
 struct pc_io_faulty {
 	const struct pc_io_ops *ops;	/* &pc__io_fault_ops; read-only */

@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "io.h"
 
 struct pc_io_sync {
 	const struct pc_io_ops *ops;	/* &pc__io_sync_ops; read-only */

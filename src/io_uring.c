@@ -59,7 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "io.h"
 
 /*
  * ThreadSanitizer cannot see the kernel order "SQE submitted, then its CQE

@@ -2,7 +2,7 @@
  * mapping.c - the per-file page index: a radix tree with tags, read under
  * RCU (the kernel's radix tree / xarray, cut down to what we need).
  *
- * What it owns: struct pc_tree (internal.h) and its nodes.  Items are page
+ * What it owns: struct pc_tree (tree.h) and its nodes.  Items are page
  * pointers (low bit clear) or value entries (low bit set: shadows).
  *
  * A node has 64 slots (6 bits of the index a level), a "present" bitmap
@@ -59,7 +59,7 @@
 #include <string.h>
 #include <urcu-bp.h>
 
-#include "internal.h"
+#include "tree.h"
 
 /*
  * ThreadSanitizer cannot see a grace period (liburcu is not instrumented),
@@ -399,7 +399,7 @@ static void *slot_delete(struct pc_tree *t, struct pc_tree_node *leaf,
 }
 
 /* ------------------------------------------------------------------ */
-/* The contract (internal.h).                                          */
+/* The contract (tree.h).                                              */
 
 void pc__tree_init(struct pc_tree *t)
 {

@@ -85,6 +85,9 @@
 #include <time.h>
 
 #include "internal.h"
+#include "pagewait.h"
+#include "tracepoint.h"
+#include "tree.h"
 
 #define SCAN_SHARE 16		/* a scan marks 1/16 of each node's frames */
 #define SCAN_MIN_FRAMES 64

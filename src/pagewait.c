@@ -21,7 +21,7 @@
  *                  queued itself and cleared only when no waiter of that page
  *                  is left in the queue.  The lock is a leaf: nothing is
  *                  taken under it, and it may be taken under any lock of the
- *                  order in internal.h (unlock_page runs under tree locks).
+ *                  order in lock.h (unlock_page runs under tree locks).
  *   q->lookups,    atomic counters, written under q->lock, read without it.
  *   q->wakeups
  *   waiter->state  the futex word: written by the waker after it unlinked
@@ -88,7 +88,7 @@
  * Callers of wait_on_page_locked test what they care about (PG_uptodate).
  *
  * Callers must not hold any queue lock (none is visible outside this file),
- * and must not hold a lock that a page lock holder may take (internal.h:
+ * and must not hold a lock that a page lock holder may take (lock.h:
  * the page lock is outside the tree, bdi, lru and free locks) when they
  * sleep in lock_page or wait_on_page_bit.
  */
@@ -97,7 +97,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pagewait.h"
 
 enum {
 	W_WAITING,	/* queued, not yet asleep */
@@ -296,7 +296,7 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 }
 
 /* ------------------------------------------------------------------ */
-/* The interface (internal.h).                                         */
+/* The interface (pagewait.h).                                         */
 
 void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
 {

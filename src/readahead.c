@@ -84,6 +84,8 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "readahead.h"
+#include "tree.h"
 
 #define RA_RUN_PAGES (4 * PC_MAX_IO_PAGES)	/* pages per pc__read_pages */
 /*

@@ -15,7 +15,7 @@
 #define PC_TRACE_MAGIC "PCTRACE"	/* 8 bytes with its NUL */
 #define PC_TRACE_VERSION 1
 #define PC_TRACE_BLOCK_MAGIC 0x42544350u	/* "PCTB" little-endian */
-#define PC_TRACE_NR_EVENTS 9	/* = PC_TR_NR_EVENTS of internal.h */
+#define PC_TRACE_NR_EVENTS 9	/* = PC_TR_NR_EVENTS of tracepoint.h */
 
 enum pc_trace_block_type {
 	PC_TRACE_BLK_EVENTS = 1,	/* count records of one thread */

@@ -85,6 +85,9 @@
 #include <time.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "pagewait.h"
+#include "tracepoint.h"
 
 #define DEF_PRIORITY 12
 #define SLEEPY_WAIT_NS (10ull * 1000 * 1000)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pagewait.h"
 
 static const char *const names[] = {
 #define PC_VM_NAME(n) #n,

@@ -40,6 +40,8 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "tracepoint.h"
+#include "tree.h"
 
 #define WS_NODE_BITS 6
 #define WS_FLAG_BITS 1

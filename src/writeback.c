@@ -104,6 +104,12 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "io.h"
+#include "pagewait.h"
+#include "readahead.h"
+#include "tracepoint.h"
+#include "tree.h"
 
 #define GANG 64
 #define ERRSEQ_MAX_ERRNO 4095u

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "io.h"
 #include "util.h"
 
 static void test_bad_config(void **state)

@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "io.h"
 #include "util.h"
 
 #define PG 4096

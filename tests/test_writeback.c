@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "io.h"
 #include "util.h"
 
 #define PAGE 4096

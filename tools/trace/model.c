@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tracepoint.h"
 #include "trace.h"
 
 enum { L_NONE, L_PENDING, L_INACTIVE, L_ACTIVE };

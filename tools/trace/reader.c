@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tracepoint.h"
 #include "trace.h"
 
 _Static_assert(PC_TR_NR_EVENTS == PC_TRACE_NR_EVENTS, "trace_fmt.h's count");

@@ -1,0 +1,39 @@
+/*
+ * base.h - what every file of the library uses: the standard headers,
+ * PC_ASSERT (debug builds only), pc_min/pc_max, PC_EXPORT (the symbols the
+ * version map exports), and the two clocks.  Includes nothing of ours but
+ * the public header, so the leaf modules (mapping.c, pagewait.c, io*.c)
+ * can include it without seeing the core.
+ */
+#ifndef PC_BASE_H
+#define PC_BASE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pagecache.h"
+
+#define PC_EXPORT __attribute__((visibility("default")))
+
+#ifdef PC_DEBUG
+#include <assert.h>
+#define PC_ASSERT(x) assert(x)
+#else
+#define PC_ASSERT(x) ((void)0)
+#endif
+
+#define pc_min(a, b) ((a) < (b) ? (a) : (b))
+#define pc_max(a, b) ((a) > (b) ? (a) : (b))
+
+/* cache.c: CLOCK_MONOTONIC in ns. */
+uint64_t pc__now_ns(void);
+struct timespec;
+/* An absolute CLOCK_REALTIME time @ns from now, for pthread_cond_timedwait. */
+void pc__deadline(struct timespec *ts, uint64_t ns);
+
+#endif /* PC_BASE_H */

@@ -1,0 +1,69 @@
+/*
+ * bdi.h - struct pc_bdi, one per backing device (st_dev): its dirty
+ * mappings, its flusher thread, its bandwidth estimates and its throttle
+ * queue (bdi.c; writeback.c decides what to write and when to throttle).
+ */
+#ifndef PC_BDI_H
+#define PC_BDI_H
+
+#include "internal.h"
+
+struct pc_bdi {
+	dev_t dev;
+	struct pc_cache *cache;
+	struct pc_lock lock;
+	struct pc_mapping *dirty_head, *dirty_tail;	/* lock; oldest first */
+	pthread_mutex_t wake_mtx;
+	pthread_cond_t wake_cond;
+	pthread_cond_t done_cond;	/* a writeback pass finished */
+	unsigned work;			/* wake_mtx: PC_WB_* requests */
+	uint64_t passes;		/* wake_mtx: passes finished */
+	_Atomic bool stop;
+	pthread_t thread;
+	bool started;
+	_Atomic uint64_t write_bw;	/* bytes per second, smoothed */
+	_Atomic uint64_t read_bw;	/* dropbehind.c: bytes/s of large reads,
+					   smoothed; 0 until measured */
+	_Atomic uint64_t written;	/* bytes written since create */
+	uint64_t bw_stamp_ns, bw_written;	/* bw_lock */
+	_Atomic int in_flight;		/* write requests in flight */
+	struct pc_bdi *next;		/* c->bdi_lock */
+	/* writeback.c, bdi.c (see their top comments): */
+	pthread_mutex_t bw_lock;	/* the bandwidth period (trylock) */
+	_Atomic int64_t nr_dirty;	/* pages dirty on this device */
+	_Atomic int64_t nr_writeback;	/* pages under writeback on it */
+	_Atomic uint64_t dirty_limit;	/* pages; writeback.dirty_time_ms, */
+	_Atomic uint64_t dirty_bg_limit;	/* else 0 (global limits only) */
+	_Atomic unsigned dirtiers;	/* threads throttled last period */
+	_Atomic unsigned dirtiers_cur;	/* ... in this period */
+	_Atomic uint64_t period;	/* bandwidth periods elapsed */
+	_Atomic bool busy;		/* the flusher is in a pass */
+	_Atomic uint64_t last_ok_ns;	/* last write that succeeded */
+	_Atomic uint64_t last_err_ns;	/* last write that failed */
+	unsigned backoff_ms;		/* flusher thread only */
+	/* bdi.c: the throttle's queue: paced writers sleep, completions wake */
+	pthread_mutex_t throttle_mtx;
+	pthread_cond_t throttle_cond;	/* CLOCK_MONOTONIC */
+	uint64_t throttle_gen;		/* throttle_mtx: bumped at each wake */
+	_Atomic int throttled;		/* writers asleep in the throttle */
+};
+
+#define PC_WB_BACKGROUND 0x1
+#define PC_WB_RECLAIM 0x2
+#define PC_WB_ALL 0x4
+
+/* bdi.c */
+struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev);
+void pc__bdis_fini(struct pc_cache *c);
+void pc__bdi_mark_dirty(struct pc_mapping *m);	/* put on dirty list */
+void pc__bdi_remove(struct pc_mapping *m);
+void pc__bdi_wakeup(struct pc_bdi *b, unsigned work);
+void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work);
+/* Ask every flusher to write everything and wait until done. */
+void pc__bdi_sync_all(struct pc_cache *c);
+void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes);
+/* Sleep on @b's throttle queue up to @ns; returns the time slept. */
+int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns);
+void pc__bdi_throttle_wake(struct pc_bdi *b);	/* end every pause */
+
+#endif /* PC_BDI_H */

@@ -1,0 +1,43 @@
+/*
+ * config.h - struct pc_config, what pc_cache_create's config string sets
+ * (cache.c parses it; include/pagecache.h documents every key).
+ */
+#ifndef PC_CONFIG_H
+#define PC_CONFIG_H
+
+#include "base.h"
+
+#define PC_RA_MAX_AUTO UINT64_MAX	/* readahead.max not set (readahead.c) */
+
+struct pc_config {
+	uint64_t memory;		/* bytes */
+	int nodes;			/* 0 = auto */
+	char io[16];
+	uint64_t ra_max_pages;		/* readahead.max; PC_RA_MAX_AUTO: unset */
+	int batch_remove;		/* 0 off, 1 on, 2 sorted */
+	int contention_backoff;		/* 0 off, 1 sleepy, 2 blunt */
+	bool node_reclaim;
+	bool mapping_sticky;
+	bool dirty_spread;
+	bool deferred_activation;
+	bool single_marker;
+	bool waiters_bit;
+	bool numa_balancing;
+	bool kswapd;			/* reclaim.kswapd: background reclaim */
+	int stickiness;			/* cache.stickiness: 0 off, 1 auto, 2 always */
+	unsigned dirty_ratio;		/* percent of dirtyable memory */
+	unsigned dirty_background_ratio;
+	uint64_t dirty_bytes;		/* overrides the ratio when set */
+	uint64_t dirty_background_bytes;
+	unsigned dirty_time_ms;		/* 0: off */
+	unsigned dirty_expire_ms;
+	unsigned writeback_interval_ms;
+	unsigned watermark_scale;	/* per 10000 of a node's frames */
+	unsigned numa_scan_ms;		/* numa.scan_period_ms: initial */
+	unsigned numa_migrate_rate;	/* pages per second */
+	char trace[256];		/* trace=PATH; empty: off */
+};
+
+int pc__config_parse(struct pc_config *cfg, const char *s);
+
+#endif /* PC_CONFIG_H */

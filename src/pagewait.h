@@ -1,0 +1,51 @@
+/*
+ * pagewait.h - the page lock and bit waits on hashed wait queues
+ * (pagewait.c, a leaf module: it knows pages, nothing else of the core).
+ */
+#ifndef PC_PAGEWAIT_H
+#define PC_PAGEWAIT_H
+
+#include "base.h"
+#include "page.h"
+
+/*
+ * 256 queues per cache, hashed by page address.  PG_waiters is set on a
+ * page while a waiter for it is queued; with the waiters bit policy on,
+ * unlock_page and end_page_writeback look at a queue only when it is set.
+ * Waiters sleep on a futex of their own; unlock hands the lock directly to
+ * the first exclusive waiter.
+ */
+#define PC_WAITQ_BITS 8
+#define PC_NR_WAITQ (1u << PC_WAITQ_BITS)
+
+struct pc_waiter;
+struct pc_waitq {
+	pthread_mutex_t lock;
+	struct pc_waiter *head, *tail;
+	_Atomic uint64_t lookups;	/* times this queue was searched */
+	_Atomic uint64_t wakeups;	/* waiters woken */
+} __attribute__((aligned(64)));
+
+struct pc_pagewait {
+	bool waiters_bit;	/* read-only after init */
+	struct pc_waitq q[PC_NR_WAITQ];
+};
+
+void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit);
+void pc__pagewait_fini(struct pc_pagewait *w);
+void pc__lock_page(struct pc_pagewait *w, struct pc_page *p);
+bool pc__trylock_page(struct pc_page *p);
+void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p);
+/*
+ * Sleep until @bit has been cleared since the call: for PG_locked the lock
+ * may already be handed to its next owner when this returns (look at
+ * PG_uptodate, not at the lock); for PG_writeback it loops while set.
+ * Only PG_locked and PG_writeback can be waited on.
+ */
+void pc__wait_on_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit);
+/* Clear PG_writeback and wake its waiters. */
+void pc__end_page_writeback_bit(struct pc_pagewait *w, struct pc_page *p);
+uint64_t pc__pagewait_lookups(struct pc_pagewait *w);
+uint64_t pc__pagewait_wakeups(struct pc_pagewait *w);
+
+#endif /* PC_PAGEWAIT_H */
