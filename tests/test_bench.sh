@@ -5,7 +5,9 @@
 #   2. every workload runs at a tiny scale (budget 8M, one repetition,
 #      --duration 1) on every engine, and each writes a well-formed result
 #      file (bench/results/README.md) with the figures it must have, or an
-#      n/a file where the engine cannot serve it; no test file is left;
+#      n/a file where the engine cannot serve it; the limit engine only
+#      where a workload names it (the cached-read rows); no test file is
+#      left; a --budget list runs each workload at each budget;
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
 #      so, on screen and in its file;
 #   4. a run interrupted by SIGINT exits 130, marks its result partial and
@@ -52,6 +54,8 @@ expect_error "unknown workload 'nosuch'" bench --workload seq-write,nosuch
 expect_error "unknown engine 'nosuch'" bench --engine kernel,nosuch
 expect_error "too small" bench --budget 1M
 expect_error "bad --budget" bench --budget lots
+expect_error "bad --budget" bench --budget 8M,lots
+expect_error "twice in --budget" bench --budget 8M,8M
 expect_error "more than this machine has" bench --budget 64T
 expect_error "bad --reps" bench --reps 0
 expect_error "bad --duration" bench --duration -1
@@ -128,7 +132,7 @@ import json, os, re, sys
 
 out, listing = sys.argv[1], open(sys.argv[2]).read()
 names = re.findall(r"^  \S+\s+(\S+)\s+\S+\s+\((?:hi|lo)\)\s+(\S+)", listing, re.M)
-engines = ["pagecache", "kernel", "dontcache", "direct"]
+engines = ["pagecache", "kernel", "dontcache", "direct", "limit"]
 bad = 0
 
 # figures each workload must report besides its headline (prefix match)
@@ -145,7 +149,10 @@ must = {
     "cached-read-": ["reads/s/thread"],
 }
 must_pc = {"cached-read-": ["zc-reads/s/thread"],
-           "dd-async": ["waitqueue-lookups/page"]}
+           "dd-async": ["waitqueue-lookups/page"],
+           "": ["create-ms", "rss-after-create-MiB", "rss-end-MiB"]}
+must_limit = {"cached-read-": ["reads/s/thread", "ns/read", "zc-reads/s/thread",
+                               "zc-ns/read"]}
 
 def say(ok, what):
     global bad
@@ -198,6 +205,11 @@ def check(path, wl, engine, served):
     for prefix, keys in list(must.items()) + ([*must_pc.items()] if engine == "pagecache" else []):
         if wl.startswith(prefix):
             problems += ["no metric %s" % k for k in keys if k not in m]
+    if engine == "limit":        # no cache: no counters, no samples
+        for prefix, keys in must_limit.items():
+            if wl.startswith(prefix):
+                problems += ["no metric %s" % k for k in keys if k not in m]
+        return problems
     vm = rep.get("vmstat", {})
     if not vm or not all(isinstance(v, int) for v in vm.values()):
         problems.append("vmstat")
@@ -219,6 +231,9 @@ say(len(names) >= 19, "--list names %d workloads" % len(names))
 for wl, served_list in names:
     for e in engines:
         path = os.path.join(out, "%s-%s.json" % (wl, e))
+        if e == "limit" and e not in served_list.split(","):
+            say(not os.path.exists(path), "%s: no limit row" % wl)
+            continue
         if not os.path.exists(path):
             say(False, "%s on %s: no result file" % (wl, e))
             continue
@@ -229,6 +244,28 @@ say(os.path.exists(p) and not check(p, "seq-write", "pagecache", True),
     "seq-write on pagecache with nodes=4")
 sys.exit(bad)
 EOF
+
+echo "== a --budget list: each workload at each budget, the budget in the file name"
+"$bin" bench --workload cached-read-T1 --engine pagecache,limit --budget 8M,12M \
+	--reps 1 --duration 1 --dir "$tmp/files" --out "$tmp/budgets" >"$tmp/budgets.log" 2>&1
+rc=$?
+python3 - "$tmp/budgets" <<'EOF' || { failed=1; sed 's/^/    /' "$tmp/budgets.log"; }
+import json, os, sys
+bad = 0
+for e in ("pagecache", "limit"):
+    for b, size in (("8M", 8 << 20), ("12M", 12 << 20)):
+        p = os.path.join(sys.argv[1], "cached-read-T1-%s-%s.json" % (e, b))
+        try:
+            d = json.load(open(p))
+            good = (d["params"]["budget"] == size and d["status"] == "ok" and
+                    d["config"].startswith("memory=%s" % b))
+        except Exception as x:
+            good = False
+        print(("ok   " if good else "FAIL ") + "cached-read-T1 on %s at %s" % (e, b))
+        bad |= not good
+sys.exit(bad)
+EOF
+[ "$rc" -eq 0 ] || fail "bench --budget 8M,12M: exit $rc"
 
 echo "== no memory cgroup: the run goes on unconstrained, and says so"
 out=$(PAGECACHE_BENCH_NO_CGROUP=1 "$bin" bench --workload dd-async --engine kernel \

@@ -12,6 +12,7 @@
  *   result.c     result JSON and the summary table
  *   engine_pc.c  the pagecache engine (public API only)
  *   engine_os.c  kernel, dontcache, direct: the kernel's own I/O paths
+ *   engine_limit.c  limit: the hit path's physical limit (a huge-page buffer)
  *   cgroup.c     the memory cgroup the kernel engines run in
  *   machine.c    machine and filesystem facts, kernel feature probes
  *   util.c       sizes, clocks, buffers, threads, test files
@@ -61,10 +62,16 @@ enum pcb_engine_id {
 	PCB_KERNEL,
 	PCB_DONTCACHE,
 	PCB_DIRECT,
+	PCB_LIMIT,
 	PCB_NR_ENGINES
 };
 #define PCB_ENG(e)	(1u << (e))
-#define PCB_ENG_ALL	((1u << PCB_NR_ENGINES) - 1)
+/* Every engine that does file I/O.  The limit engine does none: only the
+ * hit-path workloads name it (PCB_ENG_HIT). */
+#define PCB_ENG_ALL	(PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL) | \
+			 PCB_ENG(PCB_DONTCACHE) | PCB_ENG(PCB_DIRECT))
+#define PCB_ENG_HIT	(PCB_ENG_ALL | PCB_ENG(PCB_LIMIT))
+#define PCB_ENG_EVERY	((1u << PCB_NR_ENGINES) - 1)	/* -e all */
 #define PCB_ENG_CACHED	(PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL) | \
 			 PCB_ENG(PCB_DONTCACHE))
 
@@ -126,6 +133,7 @@ extern const struct pcb_engine_ops pcb_engine_pagecache;
 extern const struct pcb_engine_ops pcb_engine_kernel;
 extern const struct pcb_engine_ops pcb_engine_dontcache;
 extern const struct pcb_engine_ops pcb_engine_direct;
+extern const struct pcb_engine_ops pcb_engine_limit;
 extern const struct pcb_engine_ops *const pcb_engines[PCB_NR_ENGINES];
 int pcb_engine_find(const char *name);	/* id, or -ENOENT */
 
@@ -139,8 +147,13 @@ int pcb_os_sample(const char *cgroup_dir, int cg_version,
 
 #define PCB_MAX_SETS 512
 
+#define PCB_MAX_BUDGETS 8
+
 struct pcb_opts {
-	uint64_t budget;		/* bytes: B of WORKLOADS.md */
+	uint64_t budget;		/* bytes: B of WORKLOADS.md (the one in
+					   force: pcb_run_all sets each) */
+	uint64_t budgets[PCB_MAX_BUDGETS];	/* --budget list, in order */
+	int nr_budgets;
 	int reps;
 	double duration;		/* s: timed workloads run this long */
 	double max_time;		/* s: the whole run's target, 0: none */
@@ -158,8 +171,9 @@ struct pcb_opts {
 };
 
 /*
- * Run every selected workload x engine x config, opt->reps times each,
- * writing result files to opt->out (runner.c).  *files, if not NULL,
+ * Run every selected workload x engine x config at each budget (budgets
+ * outermost, in the order given), opt->reps times each, writing result
+ * files to opt->out (runner.c).  *files, if not NULL,
  * receives the result files with figures, the kernel engine's first.
  * Returns 0, 1 if a run failed, 130 if interrupted.
  */
@@ -278,6 +292,7 @@ uint64_t pcb_now_ns(void);
 static inline double pcb_secs(uint64_t ns) { return (double)ns / 1e9; }
 uint64_t pcb_rand(uint64_t *state);		/* xorshift64* */
 void *pcb_buf(size_t len);			/* 4 KiB aligned, touched */
+uint64_t pcb_rss_bytes(void);			/* this process's RSS; 0: unknown */
 int pcb_parse_size(const char *s, uint64_t *out);
 const char *pcb_fmt_size(uint64_t v, char *buf, size_t len);  /* "256M" */
 
@@ -345,6 +360,8 @@ struct pcb_result {
 	json_t *reps;			/* its "reps" array */
 	const struct pcb_workload *wl;
 	char label[128];
+	char budget[32];		/* "1G" when several budgets run: in the
+					   file name and the summary, else "" */
 	char path[1024];
 	bool partial, any_error;
 	char reason[256];

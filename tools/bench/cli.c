@@ -4,10 +4,11 @@
  *
  * parse ── names (workloads, groups, engines), sizes, numbers, --set pairs
  *   │      any error: a message naming the culprit, exit 2
- * check ── budget (not too small, not more than the machine has), the test
+ * check ── each budget (not too small, not more than the machine has), the test
  *   │      folder (exists, O_DIRECT where an engine needs it), free space
- *   │      for the largest workload, RWF_DONTCACHE (refused: dontcache is
- *   │      n/a, said once), the pagecache config (tried in a child)
+ *   │      for the largest workload at the largest budget, RWF_DONTCACHE
+ *   │      (refused: dontcache is n/a, said once), the pagecache config at
+ *   │      each budget (tried in a child)
  * run ──── pcb_run_all (runner.c)
  *
  * `run` is `bench` with the default suite's defaults (shorter timed
@@ -29,6 +30,7 @@
 #include "bench.h"
 
 #define MIN_BUDGET	(4ull << 20)
+#define DEFAULT_BUDGET	(256ull << 20)
 #define BENCH_DURATION	30.0	/* WORKLOADS.md: readtwice's default */
 #define SUITE_DURATION	5.0
 #define SUITE_MAX_TIME	510.0	/* s: `make run` within ten minutes */
@@ -54,8 +56,10 @@ static void usage(FILE *f, bool suite)
 "\n"
 "  -w, --workload LIST   workloads or groups, comma-separated, or 'suite'\n"
 "                        (the default) or 'all'; see --list\n"
-"  -e, --engine LIST     pagecache,kernel,dontcache,direct (default: all)\n"
-"  -b, --budget SIZE     memory budget B, e.g. 256M (default 256M, min 4M)\n"
+"  -e, --engine LIST     pagecache,kernel,dontcache,direct,limit (default:\n"
+"                        all; limit serves the cached-read workloads only)\n"
+"  -b, --budget LIST     memory budget B, e.g. 256M (default 256M, min 4M);\n"
+"                        a list (64M,1G,8G) runs every workload at each\n"
 "  -r, --reps N          repetitions of each run (default 3)\n"
 "  -s, --set KEY=VALUE   a pagecache config pair (repeatable), e.g.\n"
 "                        --set nodes=4 --set reclaim.batch_remove=1\n"
@@ -145,15 +149,39 @@ static int parse_engines(struct pcb_opts *o, const char *arg)
 		int e = pcb_engine_find(tok);
 
 		if (strcmp(tok, "all") == 0)
-			o->engines = PCB_ENG_ALL;
+			o->engines = PCB_ENG_EVERY;
 		else if (e < 0)
 			return bad("unknown engine '%s' (pagecache, kernel, "
-				   "dontcache, direct)", tok);
+				   "dontcache, direct, limit)", tok);
 		else
 			o->engines |= PCB_ENG(e);
 	}
 	if (!o->engines)
 		return bad("no engine in '%s'", arg);
+	return 0;
+}
+
+static int parse_budgets(struct pcb_opts *o, const char *arg)
+{
+	char buf[256], *save, *tok;
+
+	pcb_fmt(buf, sizeof(buf), "%s", arg);
+	o->nr_budgets = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t b;
+
+		if (pcb_parse_size(tok, &b) < 0)
+			return bad("bad --budget '%s' (a size: 256M, 1G; or a list: "
+				   "64M,1G,8G)", tok);
+		if (o->nr_budgets == PCB_MAX_BUDGETS)
+			return bad("too many budgets in --budget (at '%s')", tok);
+		for (int i = 0; i < o->nr_budgets; i++)
+			if (o->budgets[i] == b)
+				return bad("budget '%s' twice in --budget", tok);
+		o->budgets[o->nr_budgets++] = b;
+	}
+	if (!o->nr_budgets)
+		return bad("no budget in --budget '%s'", arg);
 	return 0;
 }
 
@@ -210,8 +238,8 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 				return err;
 			break;
 		case 'b':
-			if (pcb_parse_size(optarg, &o->budget) < 0)
-				return bad("bad --budget '%s' (a size: 256M, 1G)", optarg);
+			if ((err = parse_budgets(o, optarg)))
+				return err;
 			break;
 		case 'r':
 			o->reps = (int)strtol(optarg, &end, 10);
@@ -290,12 +318,12 @@ static int check_config(const char *config)
 	return -WEXITSTATUS(status);
 }
 
-static int checks(struct pcb_opts *o)
+/* What depends on the budget in force (o->budget). */
+static int check_budget(struct pcb_opts *o)
 {
 	char size[32], size2[32];
 	uint64_t avail = pcb_mem_available(), freeb = 0, need = 0;
 	const char *needed_by = "";
-	struct stat st;
 	int err;
 
 	pcb_fmt_size(o->budget, size, sizeof(size));
@@ -303,16 +331,6 @@ static int checks(struct pcb_opts *o)
 		return bad("budget %s too small: at least 4M", size);
 	if (avail && o->budget > avail / 10 * 9)
 		return bad("budget %s is more than this machine has available", size);
-	if (stat(o->dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(o->dir, W_OK) < 0)
-		return bad("--dir %s: not a writable folder", o->dir);
-	if ((o->engines & (PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_DIRECT))) &&
-	    (err = pcb_probe_direct(o->dir)) < 0) {
-		fprintf(stderr, "pagecache bench: --dir %s refuses O_DIRECT (%s%s): "
-			"the pagecache and direct engines need it; use a folder "
-			"on a disk, or --engine kernel,dontcache\n", o->dir,
-			strerror(-err), pcb_dir_is_tmpfs(o->dir) ? ", tmpfs" : "");
-		return 2;
-	}
 
 	/* free space for the largest workload, and a margin */
 	for (int i = 0; i < o->nr_workloads; i++) {
@@ -335,14 +353,6 @@ static int checks(struct pcb_opts *o)
 			pcb_fmt_size(freeb >> 20 << 20, size, sizeof(size)));
 		return 2;
 	}
-
-	if ((o->engines & PCB_ENG(PCB_DONTCACHE)) &&
-	    (err = pcb_probe_dontcache(o->dir)) < 0) {
-		pcb_fmt(o->na[PCB_DONTCACHE], sizeof(o->na[0]),
-			 "the kernel refuses RWF_DONTCACHE on %s (%s)", o->dir,
-			 strerror(-err));
-		printf("dontcache: skipped: %s\n", o->na[PCB_DONTCACHE]);
-	}
 	if (o->engines & PCB_ENG(PCB_PAGECACHE)) {
 		char config[PCB_MAX_SETS + 32];
 
@@ -353,6 +363,37 @@ static int checks(struct pcb_opts *o)
 				"config \"%s\": %s\n", config, strerror(-err));
 			return 2;
 		}
+	}
+	return 0;
+}
+
+static int checks(struct pcb_opts *o)
+{
+	struct stat st;
+	int err;
+
+	if (stat(o->dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(o->dir, W_OK) < 0)
+		return bad("--dir %s: not a writable folder", o->dir);
+	if ((o->engines & (PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_DIRECT))) &&
+	    (err = pcb_probe_direct(o->dir)) < 0) {
+		fprintf(stderr, "pagecache bench: --dir %s refuses O_DIRECT (%s%s): "
+			"the pagecache and direct engines need it; use a folder "
+			"on a disk, or --engine kernel,dontcache\n", o->dir,
+			strerror(-err), pcb_dir_is_tmpfs(o->dir) ? ", tmpfs" : "");
+		return 2;
+	}
+	for (int b = 0; b < o->nr_budgets; b++) {
+		o->budget = o->budgets[b];
+		if ((err = check_budget(o)))
+			return err;
+	}
+	o->budget = o->budgets[0];
+	if ((o->engines & PCB_ENG(PCB_DONTCACHE)) &&
+	    (err = pcb_probe_dontcache(o->dir)) < 0) {
+		pcb_fmt(o->na[PCB_DONTCACHE], sizeof(o->na[0]),
+			 "the kernel refuses RWF_DONTCACHE on %s (%s)", o->dir,
+			 strerror(-err));
+		printf("dontcache: skipped: %s\n", o->na[PCB_DONTCACHE]);
 	}
 	if (mkdir(o->out, 0755) < 0 && errno != EEXIST) {
 		/* bench/results/<stamp>: make the parents too */
@@ -378,7 +419,7 @@ static int bench(int argc, char **argv, bool suite, char ***files)
 {
 	static char out[512];
 	struct pcb_opts *o = calloc(1, sizeof(*o));
-	char host[64] = "host", stamp[32], size[32];
+	char host[64] = "host", stamp[32], size[PCB_MAX_BUDGETS * 12];
 	time_t now = time(NULL);
 	struct tm tm;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -386,13 +427,15 @@ static int bench(int argc, char **argv, bool suite, char ***files)
 
 	if (!o)
 		return 1;
-	o->budget = 256ull << 20;
+	o->budget = DEFAULT_BUDGET;
+	o->budgets[0] = DEFAULT_BUDGET;
+	o->nr_budgets = 1;
 	o->reps = 3;
 	o->duration = suite ? SUITE_DURATION : BENCH_DURATION;
 	o->max_time = suite ? SUITE_MAX_TIME : 0;
 	o->cpus = cpus > 0 ? (int)cpus : 1;
 	o->dir = "/var/tmp";
-	o->engines = PCB_ENG_ALL;
+	o->engines = PCB_ENG_EVERY;
 	o->tty = isatty(STDERR_FILENO);
 	rc = parse(o, argc, argv, suite);
 	if (rc) {
@@ -414,10 +457,17 @@ static int bench(int argc, char **argv, bool suite, char ***files)
 		free(o);
 		return rc;
 	}
-	pcb_fmt_size(o->budget, size, sizeof(size));
-	printf("pagecache %s: %d workload%s, budget %s, %d rep%s, timed runs %g s; "
+	for (int b = 0, len = 0; b < o->nr_budgets; b++) {
+		char one[32];
+
+		pcb_fmt_size(o->budgets[b], one, sizeof(one));
+		len += pcb_fmt(size + len, sizeof(size) - (size_t)len, "%s%s",
+			       b ? "," : "", one);
+	}
+	printf("pagecache %s: %d workload%s, budget%s %s, %d rep%s, timed runs %g s; "
 	       "test files under %s; results in %s\n", suite ? "run" : "bench",
-	       o->nr_workloads, o->nr_workloads == 1 ? "" : "s", size, o->reps,
+	       o->nr_workloads, o->nr_workloads == 1 ? "" : "s",
+	       o->nr_budgets == 1 ? "" : "s", size, o->reps,
 	       o->reps == 1 ? "" : "s", o->duration, o->dir, o->out);
 	fflush(stdout);
 	rc = pcb_run_all(o, files);

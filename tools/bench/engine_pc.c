@@ -5,8 +5,13 @@
  * One pc_cache per repetition, made by start() in the repetition's child
  * with the run's config ("memory=<budget>" and the --set pairs, plus
  * "trace=PATH" with --trace), so every repetition starts from an empty
- * cache whose budget is already allocated and touched.  stop() destroys
- * it, which writes back what is still dirty (not timed).
+ * cache.  stop() destroys it, which writes back what is still dirty (not
+ * timed).  Every result also records what the cache cost to have
+ * (DESIGN.md, "Memory at scale"), all lower-is-better:
+ *   create-ms              pc_cache_create's wall time
+ *   rss-after-create-MiB   the process's RSS just after it
+ *   rss-before-create-MiB  ... just before it (the bench's own memory)
+ *   rss-end-MiB            ... when the workload is done, before destroy
  *
  * Counters are the library's own (pc_vmstat over pc_vmstat_name(i));
  * samples read nr_free_pages, nr_inactive_file, nr_active_file, nr_dirty
@@ -27,14 +32,30 @@ static pc_file *F(struct pcb_file *f)
 	return (pc_file *)f;
 }
 
+static void lower_metric(struct pcb_run *r, const char *name, double v)
+{
+	pcb_metric(r, name, v);
+	pcb_direction(r, name, false);
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1 << 20);
+}
+
 static int pcx_start(struct pcb_run *r)
 {
 	pc_cache *c = NULL;
+	uint64_t rss0 = pcb_rss_bytes(), t0 = pcb_now_ns(), t1;
 	int err = pc_cache_create(&c, r->config);
 
+	t1 = pcb_now_ns();
 	if (err < 0)
 		return pcb_fail(r, err, "pc_cache_create(\"%s\"): %s", r->config,
 				strerror(-err));
+	lower_metric(r, "create-ms", (double)(t1 - t0) / 1e6);
+	lower_metric(r, "rss-after-create-MiB", mib(pcb_rss_bytes()));
+	lower_metric(r, "rss-before-create-MiB", mib(rss0));
 	r->eng = c;
 	return 0;
 }
@@ -43,8 +64,10 @@ static int pcx_stop(struct pcb_run *r)
 {
 	int err = 0;
 
-	if (r->eng)
+	if (r->eng) {
+		lower_metric(r, "rss-end-MiB", mib(pcb_rss_bytes()));
 		err = pc_cache_destroy(r->eng);
+	}
 	r->eng = NULL;
 	return err;
 }

@@ -118,10 +118,12 @@ void pcb_result_add_rep(struct pcb_result *res, json_t *rep)
 	json_decref(rep);
 }
 
-/* <workload>-<label>.json, with nothing a shell or a folder would mind */
+/* <workload>-<label>[-<budget>].json, with nothing a shell or a folder
+ * would mind */
 static void file_name(const struct pcb_result *res, char *buf, size_t len)
 {
-	pcb_fmt(buf, len, "%s-%s", res->wl->name, res->label);
+	pcb_fmt(buf, len, "%s-%s%s%s", res->wl->name, res->label,
+		res->budget[0] ? "-" : "", res->budget);
 	for (char *p = buf; *p; p++)
 		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
 		    !(*p >= '0' && *p <= '9') && !strchr("-_.+=,", *p))
@@ -162,7 +164,7 @@ void pcb_result_summary(const struct pcb_result *res, FILE *out)
 	const char *status = json_string_value(json_object_get(res->root, "status"));
 	size_t n = json_array_size(res->reps);
 	double sum = 0, sq = 0, mean, sd;
-	char fig[64] = "";
+	char fig[64] = "", label[sizeof(res->label) + sizeof(res->budget) + 2];
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *m = json_object_get(json_array_get(res->reps, i), "metrics");
@@ -178,8 +180,10 @@ void pcb_result_summary(const struct pcb_result *res, FILE *out)
 			fabs(mean) >= 1000 ? 0 : fabs(mean) >= 10 ? 1 : 3, mean,
 			"±", mean != 0 ? 100 * sd / fabs(mean) : 0);
 	}
+	pcb_fmt(label, sizeof(label), "%s%s%s", res->label,
+		res->budget[0] ? " @" : "", res->budget);
 	fprintf(out, "%-18s %-22s %-16s %-4s %-23s %zu rep%s%s%s%s\n",
-		res->wl->name, res->label, res->wl->metric,
+		res->wl->name, label, res->wl->metric,
 		res->wl->higher ? "(hi)" : "(lo)", n ? fig : "",
 		n, n == 1 ? "" : "s",
 		strcmp(status, "ok") ? "  " : "", strcmp(status, "ok") ? status : "",

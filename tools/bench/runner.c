@@ -1,7 +1,8 @@
 /*
  * tools/bench/runner.c - the parent: every run, one child per repetition.
  *
- *   for each workload, engine, config  (one result file each)
+ *   for each budget (--budget list; the memory cgroup made for each)
+ *    for each workload, engine, config  (one result file each)
  *     for each repetition
  *       <test dir>/pagecache-bench.<pid>/<n>/      fresh, empty
  *       fork ── child: enter the cgroup (kernel engines), pcb_rep_run(),
@@ -304,6 +305,16 @@ static bool set_has_key(const char *sets, const char *pairs)
 	return false;
 }
 
+/*
+ * Does @wl run on engine @e at all?  An I/O engine always has a row (n/a
+ * when it cannot serve the workload); the limit engine only where the
+ * workload names it: elsewhere there is no limit to measure.
+ */
+static bool has_row(const struct pcb_workload *wl, int e)
+{
+	return e != PCB_LIMIT || (wl->engines & PCB_ENG(e));
+}
+
 /* The configs of one engine for one workload: 0 is the base. */
 static int nr_configs(const struct pcb_opts *opt, const struct pcb_workload *wl,
 		      int e, const char *variants[3])
@@ -333,6 +344,8 @@ static void make_names(struct run_ctx *c, int e, const char *variant)
 		if (c->ops->in_cgroup && c->cg->ok)
 			pcb_fmt(c->config, sizeof(c->config), "memory=%s memcg.v%d.limit=%s",
 				size, c->cg->version, lim);
+		else if (e == PCB_LIMIT)	/* no cache: nothing to limit */
+			pcb_fmt(c->config, sizeof(c->config), "memory=%s", size);
 		else
 			pcb_fmt(c->config, sizeof(c->config), "memory=%s memcg=none", size);
 		pcb_fmt(c->label, sizeof(c->label), "%s", c->ops->name);
@@ -362,11 +375,11 @@ static int engine_rank(const char *path)
 {
 	/* the comparison's base first: the kernel's page cache */
 	static const char *const order[] = { "-kernel", "-pagecache", "-dontcache",
-					     "-direct" };
-	for (int i = 0; i < 4; i++)
+					     "-direct", "-limit" };
+	for (int i = 0; i < 5; i++)
 		if (strstr(path, order[i]))
 			return i;
-	return 4;
+	return 5;
 }
 
 static int cmp_files(const void *a, const void *b)
@@ -377,86 +390,75 @@ static int cmp_files(const void *a, const void *b)
 	return d ? d : strcmp(x, y);
 }
 
-int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
+/* The memory cgroup of this budget, when a kernel engine runs. */
+static void cgroup_for_budget(const struct pcb_opts *opt, struct pcb_cgroup *cg)
 {
-	struct pcb_cgroup cg = { 0 };
-	struct run_ctx c = { .opt = opt, .cg = &cg, .t_start = pcb_now_ns() };
-	char root[1024], **files = calloc(1, sizeof(char *));
-	int nfiles = 0, rc = 0;
-	bool need_cg = false, traced_note = false;
-	json_t *machine;
+	char size[32], lim[32];
+	bool need_cg = false;
 
-	pcb_fmt(root, sizeof(root), "%s/pagecache-bench.%d", opt->dir, (int)getpid());
-	c.root = root;
-	if (pcb_mkdir(root) < 0) {
-		fprintf(stderr, "pagecache bench: cannot make %s: %s\n", root,
-			strerror(errno));
-		free(files);
-		return 1;
-	}
 	for (int e = 0; e < PCB_NR_ENGINES; e++)
 		if ((opt->engines & PCB_ENG(e)) && pcb_engines[e]->in_cgroup)
 			need_cg = true;
-	if (need_cg) {
-		char size[32], lim[32];
+	memset(cg, 0, sizeof(*cg));
+	if (!need_cg)
+		return;
+	pcb_fmt_size(opt->budget, size, sizeof(size));
+	pcb_fmt_size(opt->budget + PCB_CGROUP_ALLOWANCE, lim, sizeof(lim));
+	if (pcb_cgroup_create(cg, opt->budget + PCB_CGROUP_ALLOWANCE) == 0)
+		printf("kernel engines: memory cgroup v%d %s, limit %s "
+		       "(the budget, and %llu MiB for the process itself)\n",
+		       cg->version, cg->dir, lim,
+		       (unsigned long long)(PCB_CGROUP_ALLOWANCE >> 20));
+	else
+		printf("kernel engines: UNCONSTRAINED, no memory cgroup (%s): "
+		       "the kernel's cache may use all memory, not %s\n",
+		       cg->why, size);
+}
 
-		pcb_fmt_size(opt->budget, size, sizeof(size));
-		pcb_fmt_size(opt->budget + PCB_CGROUP_ALLOWANCE, lim, sizeof(lim));
-		if (pcb_cgroup_create(&cg, opt->budget + PCB_CGROUP_ALLOWANCE) == 0)
-			printf("kernel engines: memory cgroup v%d %s, limit %s "
-			       "(the budget, and %llu MiB for the process itself)\n",
-			       cg.version, cg.dir, lim,
-			       (unsigned long long)(PCB_CGROUP_ALLOWANCE >> 20));
-		else
-			printf("kernel engines: UNCONSTRAINED, no memory cgroup (%s): "
-			       "the kernel's cache may use all memory, not %s\n",
-			       cg.why, size);
-	}
-	machine = pcb_machine(opt->dir);
-	catch(on_signal);
+struct run_all {
+	char **files;
+	int nfiles;
+	bool traced_note;
+	json_t *machine;
+};
 
-	for (int w = 0; w < opt->nr_workloads; w++)
-		for (int e = 0; e < PCB_NR_ENGINES; e++) {
-			const char *v[3];
+/* Every workload x engine x config at the budget c->opt->budget. */
+static int run_budget(struct run_ctx *c, struct run_all *all)
+{
+	const struct pcb_opts *opt = c->opt;
+	struct pcb_cgroup cg;
+	int rc = 0;
 
-			const struct pcb_workload *wl = pcb_workloads[opt->workloads[w]];
-			int n;
-
-			if (!(opt->engines & PCB_ENG(e)))
-				continue;
-			n = nr_configs(opt, wl, e, v);
-			c.total += n;
-			if ((wl->engines & PCB_ENG(e)) && !opt->na[e][0])
-				c.reps_total += n * opt->reps;
-		}
-	printf("%-18s %-22s %-16s %-4s %-23s %s\n", "workload", "label",
-	       "metric", "", "      mean ± stddev", "reps");
-
+	cgroup_for_budget(opt, &cg);
+	c->cg = &cg;
 	for (int w = 0; w < opt->nr_workloads && !pcb_stop; w++) {
 		struct pcb_params par = { 0 };
 
-		c.wl = pcb_workloads[opt->workloads[w]];
-		c.wl->params(&par, opt);
-		c.par = &par;
+		c->wl = pcb_workloads[opt->workloads[w]];
+		c->wl->params(&par, opt);
+		c->par = &par;
 		for (int e = 0; e < PCB_NR_ENGINES && !pcb_stop; e++) {
 			const char *variants[3];
 			int nv;
 
-			if (!(opt->engines & PCB_ENG(e)))
+			if (!(opt->engines & PCB_ENG(e)) || !has_row(c->wl, e))
 				continue;
-			c.ops = pcb_engines[e];
-			nv = nr_configs(opt, c.wl, e, variants);
+			c->ops = pcb_engines[e];
+			nv = nr_configs(opt, c->wl, e, variants);
 			for (int v = 0; v < nv && !pcb_stop; v++) {
 				struct pcb_result res;
-				bool served = c.wl->engines & PCB_ENG(e);
+				bool served = c->wl->engines & PCB_ENG(e);
 
-				c.index++;
-				make_names(&c, e, variants[v]);
-				pcb_result_init(&res, c.wl, c.ops->name, c.label,
-						c.config, &par, machine,
-						c.ops->in_cgroup ? cg.ok : true);
+				c->index++;
+				make_names(c, e, variants[v]);
+				pcb_result_init(&res, c->wl, c->ops->name, c->label,
+						c->config, &par, all->machine,
+						c->ops->in_cgroup ? cg.ok : true);
+				if (opt->nr_budgets > 1)
+					pcb_fmt_size(opt->budget, res.budget,
+						     sizeof(res.budget));
 				if (!served)
-					pcb_result_set_status(&res, "n/a", c.wl->na_reason);
+					pcb_result_set_status(&res, "n/a", c->wl->na_reason);
 				else if (opt->na[e][0])
 					pcb_result_set_status(&res, "n/a", opt->na[e]);
 				for (int rep = 1; served && !opt->na[e][0] &&
@@ -465,8 +467,10 @@ int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
 
 					if (opt->trace && e == PCB_PAGECACHE) {
 						pcb_fmt(trace, sizeof(trace),
-							 "%s-%s-rep%d.trace",
-							 c.wl->name, c.label, rep);
+							 "%s-%s%s%s-rep%d.trace",
+							 c->wl->name, c->label,
+							 res.budget[0] ? "-" : "",
+							 res.budget, rep);
 						for (char *p = trace; *p; p++)
 							if (*p == '/' || *p == ' ')
 								*p = '_';
@@ -474,13 +478,13 @@ int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
 						if (rep == 1)
 							json_object_set_new(res.root, "trace",
 									    json_string(trace));
-					} else if (opt->trace && !traced_note) {
+					} else if (opt->trace && !all->traced_note) {
 						printf("--trace: only the pagecache engine "
 						       "records traces\n");
-						traced_note = true;
+						all->traced_note = true;
 					}
-					pcb_result_add_rep(&res, run_rep(&c, rep, tr));
-					c.reps_done++;
+					pcb_result_add_rep(&res, run_rep(c, rep, tr));
+					c->reps_done++;
 				}
 				progress_clear(opt);
 				if (pcb_result_write(&res, opt->out) < 0) {
@@ -488,10 +492,11 @@ int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
 						res.path);
 					rc = 1;
 				} else if (json_array_size(res.reps)) {
-					files[nfiles++] = strdup(res.path);
-					files = realloc(files, (size_t)(nfiles + 1) *
-							sizeof(char *));
-					files[nfiles] = NULL;
+					all->files[all->nfiles++] = strdup(res.path);
+					all->files = realloc(all->files,
+							     (size_t)(all->nfiles + 1) *
+							     sizeof(char *));
+					all->files[all->nfiles] = NULL;
 				}
 				if (res.any_error)
 					rc = 1;
@@ -501,20 +506,70 @@ int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
 			}
 		}
 	}
+	pcb_cgroup_destroy(&cg);
+	c->cg = NULL;
+	return rc;
+}
+
+int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
+{
+	struct pcb_opts ob = *opt;	/* the budget in force */
+	struct run_ctx c = { .opt = &ob, .t_start = pcb_now_ns() };
+	struct run_all all = { .files = calloc(1, sizeof(char *)) };
+	char root[1024];
+	int rc = 0;
+
+	pcb_fmt(root, sizeof(root), "%s/pagecache-bench.%d", opt->dir, (int)getpid());
+	c.root = root;
+	if (pcb_mkdir(root) < 0) {
+		fprintf(stderr, "pagecache bench: cannot make %s: %s\n", root,
+			strerror(errno));
+		free(all.files);
+		return 1;
+	}
+	all.machine = pcb_machine(opt->dir);
+	catch(on_signal);
+
+	for (int b = 0; b < opt->nr_budgets; b++) {
+		ob.budget = opt->budgets[b];
+		for (int w = 0; w < opt->nr_workloads; w++)
+			for (int e = 0; e < PCB_NR_ENGINES; e++) {
+				const char *v[3];
+				const struct pcb_workload *wl =
+					pcb_workloads[opt->workloads[w]];
+				int n;
+
+				if (!(opt->engines & PCB_ENG(e)) || !has_row(wl, e))
+					continue;
+				n = nr_configs(opt, wl, e, v);
+				c.total += n;
+				if ((wl->engines & PCB_ENG(e)) && !opt->na[e][0])
+					c.reps_total += n * opt->reps;
+			}
+	}
+	printf("%-18s %-22s %-16s %-4s %-23s %s\n", "workload", "label",
+	       "metric", "", "      mean ± stddev", "reps");
+	for (int b = 0; b < opt->nr_budgets && !pcb_stop; b++) {
+		int r;
+
+		ob.budget = opt->budgets[b];
+		r = run_budget(&c, &all);
+		if (r && !rc)
+			rc = r;
+	}
 	progress_clear(opt);
 	pcb_rmtree(root);
-	pcb_cgroup_destroy(&cg);
-	json_decref(machine);
+	json_decref(all.machine);
 	printf("results: %s (%.0f s)\n", opt->out, pcb_secs(pcb_now_ns() - c.t_start));
 	if (pcb_stop) {
 		printf("interrupted: the last result is partial; test files removed\n");
 		rc = 130;
 	}
-	qsort(files, (size_t)nfiles, sizeof(char *), cmp_files);
+	qsort(all.files, (size_t)all.nfiles, sizeof(char *), cmp_files);
 	if (files_out)
-		*files_out = files;
+		*files_out = all.files;
 	else
-		pc_bench_free_files(files);
+		pc_bench_free_files(all.files);
 	return rc;
 }
 

@@ -2,7 +2,8 @@
  * tools/bench/util.c - small helpers the benchmark lab's files share.
  *
  * Owns: size parsing and printing, the clock, seeded randomness, aligned
- * pre-touched buffers, the start-together thread runner, and the test
+ * pre-touched buffers, the process's resident set size, the
+ * start-together thread runner, and the test
  * files themselves (made, dropped from the kernel's cache, removed).
  *
  * Test files are made with O_DIRECT in 1 MiB writes, so making them puts
@@ -71,6 +72,19 @@ void *pcb_buf(size_t len)
 	for (size_t i = 0; i < len; i++)
 		((unsigned char *)p)[i] = (unsigned char)(i * 131 + 7);
 	return p;
+}
+
+uint64_t pcb_rss_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 int pcb_parse_size(const char *s, uint64_t *out)

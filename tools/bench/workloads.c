@@ -24,6 +24,7 @@ const struct pcb_engine_ops *const pcb_engines[PCB_NR_ENGINES] = {
 	[PCB_KERNEL] = &pcb_engine_kernel,
 	[PCB_DONTCACHE] = &pcb_engine_dontcache,
 	[PCB_DIRECT] = &pcb_engine_direct,
+	[PCB_LIMIT] = &pcb_engine_limit,
 };
 
 const char *const pcb_sample_names[PCB_NR_SAMPLES] = {
