@@ -4,10 +4,11 @@
 #   1. bad command lines get their error message and a non-zero exit;
 #   2. every workload runs at a tiny scale (budget 8M, one repetition,
 #      --duration 1) on every engine, and each writes a well-formed result
-#      file (bench/results/README.md) with the figures it must have, or an
-#      n/a file where the engine cannot serve it; the limit engine only
-#      where a workload names it (the cached-read rows); no test file is
-#      left; a --budget list runs each workload at each budget;
+#      file (bench/results/README.md) with the figures it must have (and
+#      counter samples never closer than 10 ms), or an n/a file where the
+#      engine cannot serve it; the limit engine only where a workload names
+#      it (the cached-read rows); no test file is left; a --budget list runs
+#      each workload at each budget;
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
 #      so, on screen and in its file;
 #   4. a run interrupted by SIGINT exits 130, marks its result partial and
@@ -225,6 +226,8 @@ def check(path, wl, engine, served):
         problems.append("samples lack %s" % [k for k in keys if k not in s])
     elif len(s["t"]) < 1 or len({len(s[k]) for k in keys}) != 1:
         problems.append("samples: uneven or empty")
+    elif any(b - a < 0.00999 for a, b in zip(s["t"], s["t"][1:])):
+        problems.append("samples closer than 10 ms: %s" % s["t"][:8])
     return problems
 
 say(len(names) >= 19, "--list names %d workloads" % len(names))

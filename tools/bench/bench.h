@@ -75,7 +75,7 @@ enum pcb_engine_id {
 #define PCB_ENG_CACHED	(PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL) | \
 			 PCB_ENG(PCB_DONTCACHE))
 
-/* The counters sampled at 10 Hz, in pages. */
+/* The counters sampled during the measured part (rep.c), in pages. */
 enum {
 	PCB_S_FREE,
 	PCB_S_INACTIVE,

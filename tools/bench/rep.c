@@ -5,12 +5,24 @@
  *   drop         the kernel's cache of them: fdatasync + FADV_DONTNEED
  *   start        the engine (pagecache: a fresh pc_cache, budget touched)
  *   counters     snapshot ─┐
- *   sampler      10 Hz ────┤  the workload's measured part, deadline set
+ *   sampler      adaptive ─┤  the workload's measured part, deadline set
  *   run          ──────────┘
  *   counters     snapshot: deltas, rusage, derived figures
  *   stop         the engine (pagecache: pc_cache_destroy writes back)
  *
  * and the result, one JSON object (pcb_rep_run's comment in bench.h).
+ *
+ * The sampler reads the engine's page counters (pagecache: its vmstat;
+ * the kernel engines: the memory cgroup's memory.stat) on one time axis,
+ * seconds since the start of the measured part, so every engine's
+ * timeline lines up with every other's.  Its interval adapts to a run
+ * whose length nobody knows in advance: it starts at SAMPLE_MIN_NS and,
+ * whenever SAMPLE_CAP samples are held, every other one is dropped and the
+ * interval doubles.  So a run of T seconds keeps between SAMPLE_CAP / 2
+ * and SAMPLE_CAP samples once T > SAMPLE_CAP x 10 ms, and one every 10 ms
+ * before that: at least 50 whenever the run lasts 0.5 s, never two closer
+ * than 10 ms (the last one, the state at the end, replaces its
+ * predecessor rather than crowd it).
  *
  * The sampler is the only other thread this file starts; it owns its
  * arrays until joined.  r->metrics and r->directions belong to the
@@ -30,8 +42,8 @@
 
 volatile sig_atomic_t pcb_stop;
 
-#define SAMPLE_NS	(100 * 1000 * 1000ull)	/* 10 Hz */
-#define SAMPLE_MAX	(36000)			/* an hour of them */
+#define SAMPLE_MIN_NS	(10 * 1000 * 1000ull)	/* 10 ms: the first interval */
+#define SAMPLE_CAP	240			/* held at most; even */
 
 bool pcb_time_up(const struct pcb_run *r)
 {
@@ -97,45 +109,81 @@ struct sampler {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;			/* under lock */
-	uint64_t t0;
-	size_t n;			/* owned by the thread until joined */
-	double *t;
-	uint64_t *v[PCB_NR_SAMPLES];
+	uint64_t t0;			/* r->t0_ns: time 0 of the samples */
+	/* owned by the thread until joined */
+	uint64_t interval;		/* ns between samples, doubles */
+	uint64_t last_ns;		/* when the last sample was taken */
+	size_t n;
+	double t[SAMPLE_CAP];
+	uint64_t v[PCB_NR_SAMPLES][SAMPLE_CAP];
 };
 
-static void sample_once(struct sampler *s)
+/* Keep every other sample (0, 2, 4, ...) and double the interval. */
+static void sample_thin(struct sampler *s)
+{
+	for (size_t j = 0; 2 * j < s->n; j++) {
+		s->t[j] = s->t[2 * j];
+		for (int i = 0; i < PCB_NR_SAMPLES; i++)
+			s->v[i][j] = s->v[i][2 * j];
+	}
+	s->n = (s->n + 1) / 2;
+	s->interval *= 2;
+}
+
+/* False when the engine has no counters to sample (the limit engine). */
+static bool sample_once(struct sampler *s, bool last)
 {
 	uint64_t v[PCB_NR_SAMPLES] = { 0 };
+	uint64_t now;
 
-	if (s->n == SAMPLE_MAX || s->r->ops->sample(s->r, v) < 0)
-		return;
-	s->t[s->n] = pcb_secs(pcb_now_ns() - s->t0);
+	now = pcb_now_ns();
+	if (s->r->ops->sample(s->r, v) < 0)
+		return s->n > 0;
+	if (last && s->n &&
+	    now - s->t0 < (uint64_t)(s->t[s->n - 1] * 1e9) + SAMPLE_MIN_NS)
+		s->n--;			/* the end replaces a close neighbour */
+	if (s->n == SAMPLE_CAP)
+		sample_thin(s);
+	s->last_ns = now;
+	s->t[s->n] = pcb_secs(now - s->t0);
 	for (int i = 0; i < PCB_NR_SAMPLES; i++)
 		s->v[i][s->n] = v[i];
 	s->n++;
+	return true;
 }
 
 static void *sampler_main(void *p)
 {
 	struct sampler *s = p;
-	uint64_t tick = 0;
+	uint64_t when = s->t0;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		struct timespec ts;
-		uint64_t when;
+		bool more;
 
 		pthread_mutex_unlock(&s->lock);
-		sample_once(s);
+		more = sample_once(s, false);
 		pthread_mutex_lock(&s->lock);
-		when = s->t0 + ++tick * SAMPLE_NS;
+		if (!more) {		/* nothing to sample: wait for the end */
+			while (!s->stop)
+				pthread_cond_wait(&s->cond, &s->lock);
+			break;
+		}
+		/* a thinning keeps the points of the doubled grid, and the
+		 * sample that caused it is one of them; a sampler woken late
+		 * (a loaded machine) waits 10 ms at least all the same */
+		when += s->interval;
+		if (when < s->last_ns + SAMPLE_MIN_NS)
+			when = s->last_ns + SAMPLE_MIN_NS;
 		ts.tv_sec = (time_t)(when / 1000000000u);
 		ts.tv_nsec = (long)(when % 1000000000u);
 		while (!s->stop && pcb_now_ns() < when)
 			pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);
-	sample_once(s);			/* the state at the end */
+	if (s->n)
+		sample_once(s, true);	/* the state at the end */
 	return NULL;
 }
 
@@ -143,22 +191,17 @@ static int sampler_start(struct sampler *s, struct pcb_run *r)
 {
 	pthread_condattr_t ca;
 
-	memset(s, 0, sizeof(*s));
 	s->r = r;
-	s->t = calloc(SAMPLE_MAX, sizeof(double));
-	for (int i = 0; i < PCB_NR_SAMPLES; i++)
-		s->v[i] = calloc(SAMPLE_MAX, sizeof(uint64_t));
+	s->stop = false;
+	s->t0 = r->t0_ns;
+	s->interval = SAMPLE_MIN_NS;
+	s->last_ns = 0;
+	s->n = 0;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	s->t0 = pcb_now_ns();
-	for (int i = 0; i < PCB_NR_SAMPLES; i++)
-		if (!s->v[i])
-			return -ENOMEM;
-	if (!s->t)
-		return -ENOMEM;
 	return -pthread_create(&s->tid, NULL, sampler_main, s);
 }
 
@@ -175,16 +218,16 @@ static json_t *sampler_stop(struct sampler *s, bool started)
 	}
 	a = json_array();
 	for (size_t j = 0; j < s->n; j++)
-		json_array_append_new(a, json_real(round(s->t[j] * 1000) / 1000));
+		json_array_append_new(a, json_real(round(s->t[j] * 1e6) / 1e6));
 	json_object_set_new(o, "t", a);
 	for (int i = 0; i < PCB_NR_SAMPLES; i++) {
 		a = json_array();
 		for (size_t j = 0; j < s->n; j++)
 			json_array_append_new(a, json_integer((json_int_t)s->v[i][j]));
 		json_object_set_new(o, pcb_sample_names[i], a);
-		free(s->v[i]);
 	}
-	free(s->t);
+	json_object_set_new(o, "interval_ms",
+			    json_real((double)s->interval / 1e6));
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	return o;
@@ -275,6 +318,11 @@ json_t *pcb_rep_run(struct pcb_run *r)
 	if (!err) {
 		before = r->ops->vmstat(r);
 		getrusage(RUSAGE_SELF, &ru0);
+		/* timed workloads run for --duration; the others stop at the
+		 * runner's limit, so a slow engine cannot stall a suite */
+		limit_ns = (uint64_t)((r->wl->timed ? r->opt->duration : r->limit_s) * 1e9);
+		r->t0_ns = pcb_now_ns();
+		r->deadline_ns = r->t0_ns + limit_ns;
 		err = sampler_start(&s, r);
 		inited = true;
 		sampling = err == 0;
@@ -282,11 +330,6 @@ json_t *pcb_rep_run(struct pcb_run *r)
 			pcb_fail(r, err, "cannot start the sampler");
 	}
 	if (!err) {
-		/* timed workloads run for --duration; the others stop at the
-		 * runner's limit, so a slow engine cannot stall a suite */
-		limit_ns = (uint64_t)((r->wl->timed ? r->opt->duration : r->limit_s) * 1e9);
-		r->t0_ns = pcb_now_ns();
-		r->deadline_ns = r->t0_ns + limit_ns;
 		err = r->wl->run(r);
 		getrusage(RUSAGE_SELF, &ru1);
 		after = r->ops->vmstat(r);
