@@ -249,6 +249,7 @@ struct pcb_run {
 	json_t *metrics;		/* name -> number, headline first */
 	json_t *directions;		/* name -> higher is better */
 	json_t *vm;			/* counter deltas, for derive() */
+	json_t *phases;			/* phase name -> its counter deltas */
 	_Atomic bool capped;		/* stopped by its time limit */
 	char err[256];			/* the first error; pcb_fail() */
 };
@@ -267,6 +268,18 @@ void pcb_metric(struct pcb_run *r, const char *name, double v);
 void pcb_direction(struct pcb_run *r, const char *name, bool higher);
 /* A counter delta of this repetition; false when the engine lacks it. */
 bool pcb_vm(const struct pcb_run *r, const char *name, double *v);
+
+/*
+ * Counters of a workload's phases.  pcb_counters: a snapshot of the
+ * engine's counters plus the process's own I/O ("io.read_bytes",
+ * "io.write_bytes" of /proc/self/io: what it made the device transfer,
+ * any engine).  pcb_phase_end: the deltas since @before, recorded as the
+ * rep's "phases"[@name] and returned (owned by the rep); takes @before.
+ */
+json_t *pcb_counters(struct pcb_run *r);
+json_t *pcb_phase_end(struct pcb_run *r, const char *name, json_t *before);
+/* A counter of a snapshot or a delta; 0 when absent. */
+double pcb_count(json_t *counters, const char *name);
 /* Record the first error: returns @err (negative errno). */
 int pcb_fail(struct pcb_run *r, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

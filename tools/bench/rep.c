@@ -7,7 +7,8 @@
  *   counters     snapshot ─┐
  *   sampler      adaptive ─┤  the workload's measured part, deadline set
  *   run          ──────────┘
- *   counters     snapshot: deltas, rusage, derived figures
+ *   counters     snapshot: deltas, rusage, derived figures (a workload
+ *                may also snapshot its phases: pcb_counters, pcb_phase_end)
  *   stop         the engine (pagecache: pc_cache_destroy writes back)
  *
  * and the result, one JSON object (pcb_rep_run's comment in bench.h).
@@ -253,6 +254,53 @@ static json_t *delta(json_t *before, json_t *after)
 	return d;
 }
 
+/* The process's own device I/O: /proc/self/io, summed over its threads. */
+static void add_proc_io(json_t *o)
+{
+	static const char *const keys[] = { "read_bytes", "write_bytes" };
+	char name[64], key[80];
+	unsigned long long v;
+	FILE *f = fopen("/proc/self/io", "re");
+
+	if (!f)
+		return;
+	while (fscanf(f, "%63[^:]: %llu\n", name, &v) == 2)
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (strcmp(name, keys[i]) == 0) {
+				pcb_fmt(key, sizeof(key), "io.%s", name);
+				json_object_set_new(o, key, json_integer((json_int_t)v));
+			}
+	fclose(f);
+}
+
+json_t *pcb_counters(struct pcb_run *r)
+{
+	json_t *o = r->ops->vmstat(r);
+
+	if (o)
+		add_proc_io(o);
+	return o;
+}
+
+json_t *pcb_phase_end(struct pcb_run *r, const char *name, json_t *before)
+{
+	json_t *after = pcb_counters(r), *d = delta(before, after);
+
+	json_decref(before);
+	json_decref(after);
+	if (!r->phases)
+		r->phases = json_object();
+	json_object_set_new(r->phases, name, d);
+	return d;
+}
+
+double pcb_count(json_t *counters, const char *name)
+{
+	json_t *v = counters ? json_object_get(counters, name) : NULL;
+
+	return json_is_integer(v) ? (double)json_integer_value(v) : 0;
+}
+
 static double tv_secs(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
@@ -316,7 +364,7 @@ json_t *pcb_rep_run(struct pcb_run *r)
 		started = err == 0;
 	}
 	if (!err) {
-		before = r->ops->vmstat(r);
+		before = pcb_counters(r);
 		getrusage(RUSAGE_SELF, &ru0);
 		/* timed workloads run for --duration; the others stop at the
 		 * runner's limit, so a slow engine cannot stall a suite */
@@ -332,7 +380,7 @@ json_t *pcb_rep_run(struct pcb_run *r)
 	if (!err) {
 		err = r->wl->run(r);
 		getrusage(RUSAGE_SELF, &ru1);
-		after = r->ops->vmstat(r);
+		after = pcb_counters(r);
 		r->vm = delta(before, after);
 		derive_common(r, &ru0, &ru1);
 		if (!err && r->wl->derive)
@@ -367,10 +415,12 @@ json_t *pcb_rep_run(struct pcb_run *r)
 	json_object_set_new(out, "metrics", ordered_metrics(r));
 	json_object_set_new(out, "directions", r->directions);
 	json_object_set_new(out, "vmstat", r->vm ? r->vm : json_object());
+	if (r->phases)
+		json_object_set_new(out, "phases", r->phases);
 	json_object_set_new(out, "samples", samples);
 	json_decref(r->metrics);
 	json_decref(before);
 	json_decref(after);
-	r->metrics = r->directions = r->vm = NULL;
+	r->metrics = r->directions = r->vm = r->phases = NULL;
 	return out;
 }

@@ -112,6 +112,8 @@ void pcb_result_add_rep(struct pcb_result *res, json_t *rep)
 	json_object_set(keep, "metrics", metrics);
 	json_object_set(keep, "vmstat", json_object_get(rep, "vmstat"));
 	json_object_set(keep, "samples", json_object_get(rep, "samples"));
+	if (json_object_get(rep, "phases"))
+		json_object_set(keep, "phases", json_object_get(rep, "phases"));
 	if (json_object_get(rep, "trace"))
 		json_object_set(keep, "trace", json_object_get(rep, "trace"));
 	json_array_append_new(res->reps, keep);

@@ -13,6 +13,22 @@
  * 4 KiB call.  Headline: seq-read MB/s (the seed's "sequential read
  * throughput").
  *
+ * The counters are split by phase too (the result's "phases"), and from
+ * them, per phase <ph>:
+ *   <ph>-cached-MB        the engine's cached file data when it starts
+ *                         (pagecache nr_file_pages, kernel memcg cache)
+ *   <ph>-dev-read-MB      what the process read from the device
+ *                         (/proc/self/io, any engine), -dev-write-MB too
+ *   <ph>-from-cache%      reads: the share of the bytes read that did
+ *                         not come from the device (100 - dev/read)
+ *   <ph>-reclaimed-MB     pages taken from the cache (pagecache: reclaim
+ *                         and drop-behind; kernel: memcg uncharges)
+ *   <ph>-direct-reclaim%  of the pages reclaimed, those taken by the
+ *                         program's own threads (kernel: the machine's)
+ *   <ph>-hit%, -ra-unused-MB  pagecache only: page lookups that found
+ *                         the page (pgfault_hit), and pages read ahead
+ *                         in the phase that no reader used in it
+ *
  * Each thread owns its file, buffer and slot of the figures; the main
  * thread sums the slots after each phase's join.
  */
@@ -114,6 +130,74 @@ static uint64_t disk(const struct pcb_params *p)
 	return (uint64_t)(pcb_param(p, "threads") * pcb_param(p, "file_size"));
 }
 
+static double pc_max0(double v)
+{
+	return v > 0 ? v : 0;
+}
+
+static double mb(double bytes)
+{
+	return bytes / (1 << 20);
+}
+
+/* The engine's cached file bytes in a snapshot (the kernel's: the cgroup's). */
+static double cached_bytes(json_t *snap, bool pc)
+{
+	if (pc)
+		return pcb_count(snap, "nr_file_pages") * BLOCK;
+	return pcb_count(snap, "memcg.cache") + pcb_count(snap, "memcg.file");
+}
+
+/* Per-phase figures from @d, its counter deltas; @start: its first snapshot. */
+static void phase_figures(struct pcb_run *r, enum phase ph, json_t *start,
+			  json_t *d, uint64_t ops)
+{
+	const char *n = phase_name[ph];
+	double rd = pcb_count(d, "io.read_bytes");
+	double ksw = pcb_count(d, "pgsteal_kswapd");
+	double dir = pcb_count(d, "pgsteal_direct");
+	double hit = pcb_count(d, "pgfault_hit");
+	double miss = pcb_count(d, "pgfault_miss");
+	double freed;
+	char name[64];
+	bool pc = json_object_get(d, "pgfault_hit") != NULL;
+
+	pcb_fmt(name, sizeof(name), "%s-cached-MB", n);
+	pcb_metric(r, name, mb(cached_bytes(start, pc)));
+	pcb_fmt(name, sizeof(name), "%s-dev-read-MB", n);
+	pcb_metric(r, name, mb(rd));
+	pcb_direction(r, name, false);
+	pcb_fmt(name, sizeof(name), "%s-dev-write-MB", n);
+	pcb_metric(r, name, mb(pcb_count(d, "io.write_bytes")));
+	pcb_direction(r, name, false);
+	if ((ph == SEQ_READ || ph == RAND_READ) && ops) {
+		double asked = (double)ops * BLOCK;
+
+		pcb_fmt(name, sizeof(name), "%s-from-cache%%", n);
+		pcb_metric(r, name, rd >= asked ? 0 : 100 * (1 - rd / asked));
+	}
+	freed = pc ? ksw + dir + pcb_count(d, "dropbehind")
+		   : pcb_count(d, "memcg.pgpgout");
+	pcb_fmt(name, sizeof(name), "%s-reclaimed-MB", n);
+	pcb_metric(r, name, mb(freed * BLOCK));
+	if (ksw + dir > 0) {
+		pcb_fmt(name, sizeof(name), "%s-direct-reclaim%%", n);
+		pcb_metric(r, name, 100 * dir / (ksw + dir));
+		pcb_direction(r, name, false);
+	}
+	if (!pc)
+		return;
+	if (hit + miss > 0) {
+		pcb_fmt(name, sizeof(name), "%s-hit%%", n);
+		pcb_metric(r, name, 100 * hit / (hit + miss));
+	}
+	pcb_fmt(name, sizeof(name), "%s-ra-unused-MB", n);
+	/* ra_pages counts each miss's own page too */
+	pcb_metric(r, name, mb(pc_max0(pcb_count(d, "ra_pages") - miss -
+				      pcb_count(d, "ra_hit")) * BLOCK));
+	pcb_direction(r, name, false);
+}
+
 static int run(struct pcb_run *r)
 {
 	int t = (int)pcb_param(r->par, "threads");
@@ -127,6 +211,7 @@ static int run(struct pcb_run *r)
 
 	for (int ph = 0; ph < NR_PHASES && !err && !pcb_stop &&
 	     pcb_now_ns() < deadline; ph++) {
+		json_t *start = pcb_counters(r), *d;
 		uint64_t t0 = pcb_now_ns(), ops = 0, sum = 0, max = 0;
 		double secs;
 
@@ -136,13 +221,19 @@ static int run(struct pcb_run *r)
 		tio.phase = (enum phase)ph;
 		err = pcb_threads(r, t, tio_thread, &tio);
 		secs = pcb_secs(pcb_now_ns() - t0);
-		if (err < 0 || pcb_stop)
+		if (err < 0 || pcb_stop) {
+			json_decref(start);
 			break;
+		}
+		json_incref(start);
+		d = pcb_phase_end(r, phase_name[ph], start);
 		for (int i = 0; i < t; i++) {
 			ops += tio.t[i].ops;
 			sum += tio.t[i].lat_sum_ns;
 			max = tio.t[i].lat_max_ns > max ? tio.t[i].lat_max_ns : max;
 		}
+		phase_figures(r, (enum phase)ph, start, d, ops);
+		json_decref(start);
 		pcb_fmt(name, sizeof(name), "%s-MB/s", phase_name[ph]);
 		pcb_metric(r, name, (double)ops * BLOCK / secs / 1e6);
 		pcb_direction(r, name, true);
