@@ -145,11 +145,16 @@ must = {
     "aim7-": ["jobs-per-min", "seconds", "jobs"],
     "fsmark-": ["files/s", "app-overhead-us"],
     "tiobench-": ["seq-write-MB/s", "rand-write-MB/s", "seq-read-MB/s",
-                  "rand-read-MB/s", "seq-read-latency-max-ms"],
+                  "rand-read-MB/s", "seq-read-latency-max-ms",
+                  "seq-read-cached-MB", "rand-read-dev-read-MB",
+                  "rand-read-from-cache%", "seq-write-reclaimed-MB"],
+    "randread-cold-": ["IOPS/thread", "IOPS", "latency-mean-us",
+                       "latency-p99-us"],
     "hotcold": ["hit-during%", "hit-after%", "ops/s", "stream-MB/s"],
     "cached-read-": ["reads/s/thread"],
 }
 must_pc = {"cached-read-": ["zc-reads/s/thread"],
+           "tiobench-": ["rand-read-hit%", "seq-read-ra-unused-MB"],
            "dd-async": ["waitqueue-lookups/page"],
            "": ["create-ms", "rss-after-create-MiB", "rss-end-MiB"]}
 must_limit = {"cached-read-": ["reads/s/thread", "ns/read", "zc-reads/s/thread",
@@ -214,6 +219,14 @@ def check(path, wl, engine, served):
     vm = rep.get("vmstat", {})
     if not vm or not all(isinstance(v, int) for v in vm.values()):
         problems.append("vmstat")
+    if "io.read_bytes" not in vm:
+        problems.append("vmstat lacks io.read_bytes")
+    if wl.startswith("tiobench-"):
+        ph = rep.get("phases", {})
+        if sorted(ph) != sorted(["seq-write", "rand-write", "seq-read", "rand-read"]):
+            problems.append("phases: %s" % sorted(ph))
+        elif not all(isinstance(v, int) for d in ph.values() for v in d.values()):
+            problems.append("phases: counters not integers")
     if engine == "pagecache" and "nr_free_pages" not in vm:
         problems.append("vmstat lacks nr_free_pages")
     if engine != "pagecache" and "pgpgin" not in vm:
@@ -230,7 +243,7 @@ def check(path, wl, engine, served):
         problems.append("samples closer than 10 ms: %s" % s["t"][:8])
     return problems
 
-say(len(names) >= 19, "--list names %d workloads" % len(names))
+say(len(names) >= 22, "--list names %d workloads" % len(names))
 for wl, served_list in names:
     for e in engines:
         path = os.path.join(out, "%s-%s.json" % (wl, e))

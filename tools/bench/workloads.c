@@ -46,7 +46,9 @@ extern const struct pcb_workload pcb_wl_seq_write, pcb_wl_dd_async,
 	pcb_wl_aim7_creat_clo,
 	pcb_wl_fsmark_4m, pcb_wl_fsmark_8k,
 	pcb_wl_tiobench_t1, pcb_wl_tiobench_t2, pcb_wl_tiobench_t4,
-	pcb_wl_hotcold, pcb_wl_cached_read_t1, pcb_wl_cached_read_t2;
+	pcb_wl_hotcold, pcb_wl_cached_read_t1, pcb_wl_cached_read_t2,
+	pcb_wl_randread_cold_t1, pcb_wl_randread_cold_t2,
+	pcb_wl_randread_cold_t8;
 extern const struct pcb_workload pcb_wl_numa_shuffle, pcb_wl_numa_shuffle_full;
 
 const struct pcb_workload *const pcb_workloads[] = {
@@ -69,6 +71,9 @@ const struct pcb_workload *const pcb_workloads[] = {
 	&pcb_wl_hotcold,		/* wl_cache.c */
 	&pcb_wl_cached_read_t1,
 	&pcb_wl_cached_read_t2,
+	&pcb_wl_randread_cold_t1,	/* wl_randread.c */
+	&pcb_wl_randread_cold_t2,
+	&pcb_wl_randread_cold_t8,
 	&pcb_wl_numa_shuffle, &pcb_wl_numa_shuffle_full,	/* wl_numa.c */
 };
 
