@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct stat;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -73,6 +75,27 @@ int pc_cache_destroy(pc_cache *c);
  */
 int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 	    pc_file **out);
+
+/*
+ * pc_open_fd - open through the cache the file that @fd, a descriptor the
+ * caller opened itself, refers to (the preload shim's way: the program's
+ * descriptor stays a real kernel fd, the cache opens its own).  @fd stays
+ * the caller's, open and unchanged.
+ * @flags: O_RDONLY, O_WRONLY or O_RDWR (no more than @fd allows), with any
+ *         of O_APPEND, O_SYNC, O_DSYNC as for pc_open; O_TRUNC says open(2)
+ *         truncated the file: every cached page is dropped, dirty or not,
+ *         and the size is 0.  O_CREAT, O_EXCL, O_CLOEXEC, O_NOATIME,
+ *         O_NOCTTY, O_NONBLOCK and O_LARGEFILE are accepted and ignored;
+ *         other flags are refused with -EINVAL.
+ * Like every open, it revalidates what the cache holds of the file
+ * (close-to-open coherence): if the file's size, mtime or ctime differ from
+ * what the cache last wrote or saw, another process changed it, and the
+ * cache's clean pages of it are dropped (its dirty ones written first).
+ * Returns 0, -EINVAL (NULL, bad @flags, @fd < 0, not a regular file),
+ * -EISDIR, -EBADF (@fd not open, O_PATH, or its access mode does not allow
+ * @flags'), -ENOMEM, or the errno of reopening it (-EACCES ...).
+ */
+int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out);
 
 /*
  * pc_close - close a file.  Its pages stay cached (written back later) unless
@@ -127,6 +150,61 @@ off_t pc_size(pc_file *f);
  * -EINVAL, or the errno of unlink(2).
  */
 int pc_unlink(pc_cache *c, const char *path);
+
+/*
+ * pc_fallocate - fallocate(2) through the cache: @mode 0 or
+ * FALLOC_FL_KEEP_SIZE allocates [off, off+len) (mode 0 extends the file
+ * to off+len if shorter); any other mode (FALLOC_FL_PUNCH_HOLE,
+ * FALLOC_FL_ZERO_RANGE, FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE
+ * ...) changes data, so the file is written back first and its cached
+ * pages are dropped after.  Returns 0, -EINVAL (NULL, @off < 0, @len <= 0),
+ * -EBADF (O_RDONLY), -EFBIG (off+len overflows), -EIO if dirty pages could
+ * not be written first (the data-changing modes; nothing was done), a
+ * writeback error this open had not seen, or the errno of fallocate(2)
+ * (-EOPNOTSUPP, -ENOSPC, -EINVAL ...).
+ */
+int pc_fallocate(pc_file *f, int mode, off_t off, off_t len);
+
+/*
+ * pc_invalidate - write the file's dirty pages back, wait, and drop every
+ * cached page of it: for a caller about to let the kernel read or change
+ * the file behind the cache (mmap, stdio, an ioctl).  The size is then the
+ * one on the disk.  Returns 0, -EINVAL for NULL, a writeback error this
+ * open had not seen, or -EIO if pages stayed dirty (their writeback kept
+ * failing: they stay cached, nothing written is dropped).
+ */
+int pc_invalidate(pc_file *f);
+
+/*
+ * Files known by a stat(2) result (st_dev, st_ino) rather than an open
+ * file, for callers that do their own open(2), unlink(2) and stat(2) (the
+ * preload shim).
+ *
+ * pc_cache_stat - if @c holds the file @st describes open or with pages
+ * not yet written back, set st->st_size to the size the cache holds (the
+ * disk's may be shorter until writeback).  Returns 0, -ENOENT if @c does
+ * not hold it so (@st unchanged; a directory, device, ... is never held),
+ * -EINVAL for NULL.
+ *
+ * pc_cache_unlinked - the file @st describes (a stat taken before the
+ * unlink(2), or before a rename(2) over it) lost a name: with st_nlink 1
+ * it is gone, and as with pc_unlink its pages are dropped unwritten at
+ * its last close.  Returns 0 (also for a file @c does not hold), -EINVAL
+ * for NULL.
+ *
+ * pc_cache_sync_file - write the file @st describes back and wait (without
+ * the device flush of pc_fsync).  Returns 0, -ENOENT if @c does not hold
+ * it, -EINVAL for NULL, or a writeback error met now.
+ *
+ * pc_cache_sync - the same for every file @c holds: when it returns,
+ * everything written before the call is on the disk (in the device's
+ * cache; pc_fsync makes it durable).  Returns 0, the first writeback
+ * error met, -ENOMEM, or -EINVAL for NULL.
+ */
+int pc_cache_stat(pc_cache *c, struct stat *st);
+int pc_cache_unlinked(pc_cache *c, const struct stat *st);
+int pc_cache_sync_file(pc_cache *c, const struct stat *st);
+int pc_cache_sync(pc_cache *c);
 
 /*
  * pc_fadvise - POSIX_FADV_NORMAL, SEQUENTIAL, RANDOM, WILLNEED, DONTNEED or

@@ -22,6 +22,14 @@
  * file, which is how files keep exactly the size the program gave them
  * although the last block is written whole: after writeback the file is
  * cut back to m->size (pc__fix_disk_size).
+ *
+ * Each open of a mapping already in the table revalidates it against the
+ * disk (coherence.c: close-to-open coherence between processes).
+ *
+ * pc_open_fd opens the file of a descriptor the caller opened itself (the
+ * preload shim does: the program's fd stays a real kernel fd); the
+ * pc_cache_* functions below it find a mapping by st_dev and st_ino, for
+ * callers that know a file by a stat(2) result rather than by an open.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -41,6 +49,8 @@
 #define MAX_CLOSED 512
 #define OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_APPEND | \
 		    O_SYNC | O_DSYNC | O_CLOEXEC | O_NOATIME)
+/* pc_open_fd: flags open(2) took that say nothing to the cache. */
+#define OPEN_FD_IGNORED (O_NOCTTY | O_NONBLOCK | O_LARGEFILE)
 
 static unsigned hash_of(struct pc_cache *c, dev_t dev, ino_t ino)
 {
@@ -63,7 +73,12 @@ bool pc__mapping_tryget(struct pc_mapping *m)
 /* ------------------------------------------------------------------ */
 /* Truncation                                                          */
 
-void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
+/*
+ * Remove every page from @from on, and the shadows.  @keep_dirty (an
+ * invalidation, not a truncation): pages dirty or under writeback stay,
+ * the rest go; otherwise every page goes, waiting for writeback first.
+ */
+static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 {
 	struct pc_cache *c = m->cache;
 	void *items[64];
@@ -102,6 +117,12 @@ void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
 					pc__put_page(c, p);
 					continue;
 				}
+				if (keep_dirty && (page_test(p, PG_dirty) ||
+						   page_test(p, PG_writeback))) {
+					pc__unlock_page(&c->wait, p);
+					pc__put_page(c, p);
+					continue;
+				}
 				pc__wait_on_page_bit(&c->wait, p, PG_writeback);
 				pc__account_page_cleaned(m, p);
 				page_clear(p, PG_reclaim);
@@ -123,6 +144,16 @@ void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
 	}
 }
 
+void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
+{
+	drop_pages(m, from, false);
+}
+
+void pc__invalidate_pages(struct pc_mapping *m)
+{
+	drop_pages(m, 0, true);
+}
+
 /*
  * Cut the backing file back to m->size after whole-block writes of the
  * last page.  The size is read and the file cut with i_rwsem held
@@ -139,8 +170,12 @@ int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 
 	if (fstat(m->fd, &st) != 0)
 		return -errno;
-	if (st.st_size == atomic_load(&m->size))
+	if (st.st_size == atomic_load(&m->size)) {
+		pthread_mutex_lock(&m->disk_size_lock);
+		pc__seen_set_locked(m, &st);
+		pthread_mutex_unlock(&m->disk_size_lock);
 		return 0;
+	}
 	if (!wait) {
 		if (pthread_rwlock_trywrlock(&m->i_rwsem) != 0)
 			return 0;
@@ -154,6 +189,7 @@ int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 		 ftruncate(m->fd, atomic_load(&m->size)) != 0)
 		r = -errno;
 	m->disk_size = atomic_load(&m->size);
+	pc__seen_refresh_locked(m);
 	pthread_mutex_unlock(&m->disk_size_lock);
 	pthread_rwlock_unlock(&m->i_rwsem);
 	return r;
@@ -216,8 +252,8 @@ static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 	c->nr_mappings--;
 }
 
-/* Write a mapping back and wait: for pruning and shutdown. */
-static int mapping_sync(struct pc_mapping *m)
+/* Write a mapping back and wait: pruning, shutdown, pc_cache_sync. */
+int pc__mapping_sync(struct pc_mapping *m)
 {
 	uint32_t seen = pc__errseq_sample(m);	/* report only new errors */
 
@@ -272,6 +308,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int fd,
 	pc__tree_init(&m->tree);
 	atomic_init(&m->size, st->st_size);
 	m->disk_size = st->st_size;
+	pc__seen_set_locked(m, st);	/* nobody else sees it yet */
 	atomic_init(&m->first_node, -1);
 	atomic_init(&m->refs, 1);	/* the table's */
 	return m;
@@ -302,50 +339,37 @@ static void truncate_to(struct pc_mapping *m, off_t len)
 	}
 }
 
-PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
-		      pc_file **out)
+/*
+ * Open the file @fd refers to (@st: its fstat) through @c.  @fd stays the
+ * caller's: the mapping opens a backing fd of its own.
+ */
+static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
+		     pc_file **out)
 {
 	bool writable = (flags & O_ACCMODE) != O_RDONLY;
+	bool found = false;
 	struct pc_mapping *m;
 	struct pc_file *f;
-	struct stat st;
 	unsigned h;
-	int fd;
 
-	if (!c || !path || !out || (flags & ~OPEN_FLAGS) ||
-	    (flags & O_ACCMODE) == O_ACCMODE)
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
-	*out = NULL;
-	fd = open(path, (flags & (O_ACCMODE | O_CREAT | O_EXCL)) | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	if (S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
 	f = calloc(1, sizeof(*f));
-	if (!f) {
-		close(fd);
+	if (!f)
 		return -ENOMEM;
-	}
 	pthread_mutex_lock(&c->mappings_lock);
-	h = hash_of(c, st.st_dev, st.st_ino);
+	h = hash_of(c, st->st_dev, st->st_ino);
 	for (m = c->hash[h]; m; m = m->hash_next)
-		if (m->dev == st.st_dev && m->ino == st.st_ino && !m->dead)
+		if (m->dev == st->st_dev && m->ino == st->st_ino && !m->dead)
 			break;
 	if (!m) {
-		m = mapping_new(c, fd, &st, writable);
+		m = mapping_new(c, fd, st, writable);
 		if (!m) {
 			int e = errno ? -errno : -ENOMEM;
 
 			pthread_mutex_unlock(&c->mappings_lock);
-			close(fd);
 			free(f);
 			return e;
 		}
@@ -354,14 +378,13 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 		c->nr_mappings++;
 	} else {
 		closed_del_locked(c, m);
+		found = true;
 	}
-	close(fd);
 	atomic_fetch_add(&m->refs, 1);
 	m->nr_open++;
 	f->cache = c;
 	f->mapping = m;
 	f->flags = flags;
-	f->err_cursor = pc__errseq_sample(m);
 	pthread_mutex_init(&f->ra_lock, NULL);
 	pc__ra_init(f);
 	f->next = c->files;
@@ -375,11 +398,54 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 		pthread_mutex_lock(&m->disk_size_lock);
 		if (ftruncate(m->fd, 0) == 0)
 			m->disk_size = 0;
+		pc__seen_refresh_locked(m);
 		pthread_mutex_unlock(&m->disk_size_lock);
 		pthread_rwlock_unlock(&m->i_rwsem);
+	} else if (found) {
+		pc__revalidate(m, st);
 	}
+	/* Sampled last: an error of writeback done by revalidate is not new. */
+	f->err_cursor = pc__errseq_sample(m);
 	*out = f;
 	return 0;
+}
+
+PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
+		      pc_file **out)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!c || !path || !out || (flags & ~OPEN_FLAGS) ||
+	    (flags & O_ACCMODE) == O_ACCMODE)
+		return -EINVAL;
+	*out = NULL;
+	fd = open(path, (flags & (O_ACCMODE | O_CREAT | O_EXCL)) | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	r = fstat(fd, &st) != 0 ? -errno : file_open(c, fd, &st, flags, out);
+	close(fd);
+	return r;
+}
+
+PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
+{
+	int acc = flags & O_ACCMODE, fl;
+	struct stat st;
+
+	if (!c || !out || fd < 0 || (flags & ~(OPEN_FLAGS | OPEN_FD_IGNORED)) ||
+	    acc == O_ACCMODE)
+		return -EINVAL;
+	*out = NULL;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	/* The cache may not do more with the file than the descriptor may. */
+	if ((fl & O_PATH) || ((fl & O_ACCMODE) != O_RDWR && acc != (fl & O_ACCMODE)))
+		return -EBADF;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	return file_open(c, fd, &st, flags & OPEN_FLAGS, out);
 }
 
 PC_EXPORT int pc_close(pc_file *f)
@@ -429,7 +495,7 @@ PC_EXPORT int pc_close(pc_file *f)
 			r = e;
 	}
 	if (victim) {
-		mapping_sync(victim);	/* its errors were for its files */
+		pc__mapping_sync(victim);	/* its errors were for its files */
 		pc__mapping_put(victim);
 	}
 	if (drop)
@@ -440,23 +506,49 @@ PC_EXPORT int pc_close(pc_file *f)
 	return r;
 }
 
-PC_EXPORT int pc_unlink(pc_cache *c, const char *path)
+/* The mapping of (dev, ino) with a reference, or NULL. */
+struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino)
 {
 	struct pc_mapping *m;
-	bool drop = false;
+
+	pthread_mutex_lock(&c->mappings_lock);
+	for (m = c->hash[hash_of(c, dev, ino)]; m; m = m->hash_next)
+		if (m->dev == dev && m->ino == ino && !m->dead)
+			break;
+	if (m && !pc__mapping_tryget(m))
+		m = NULL;
+	pthread_mutex_unlock(&c->mappings_lock);
+	return m;
+}
+
+PC_EXPORT int pc_unlink(pc_cache *c, const char *path)
+{
 	struct stat st;
 
 	if (!c || !path)
 		return -EINVAL;
-	if (stat(path, &st) != 0)
+	if (lstat(path, &st) != 0)
 		return -errno;
 	if (unlink(path) != 0)
 		return -errno;
+	pc_cache_unlinked(c, &st);
+	return 0;
+}
+
+PC_EXPORT int pc_cache_unlinked(pc_cache *c, const struct stat *st)
+{
+	struct pc_mapping *m;
+	bool drop = false;
+
+	if (!c || !st)
+		return -EINVAL;
+	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
+		return 0;	/* another name keeps it */
 	pthread_mutex_lock(&c->mappings_lock);
-	for (m = c->hash[hash_of(c, st.st_dev, st.st_ino)]; m; m = m->hash_next)
-		if (m->dev == st.st_dev && m->ino == st.st_ino && !m->dead)
+	for (m = c->hash[hash_of(c, st->st_dev, st->st_ino)]; m; m = m->hash_next)
+		if (m->dev == st->st_dev && m->ino == st->st_ino && !m->dead)
 			break;
-	if (m && st.st_nlink <= 1) {
+	if (m) {
 		m->unlinked = true;
 		if (m->nr_open == 0) {
 			table_remove_locked(c, m);
@@ -467,6 +559,34 @@ PC_EXPORT int pc_unlink(pc_cache *c, const char *path)
 	if (drop)
 		pc__mapping_put(m);
 	return 0;
+}
+
+PC_EXPORT int pc_cache_sync(pc_cache *c)
+{
+	struct pc_mapping **all;
+	unsigned n = 0;
+	int first = 0;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mappings_lock);
+	all = malloc((c->nr_mappings + 1) * sizeof(*all));
+	for (unsigned h = 0; all && h < c->hash_size; h++)
+		for (struct pc_mapping *m = c->hash[h]; m; m = m->hash_next)
+			if (!m->dead && !m->unlinked && pc__mapping_tryget(m))
+				all[n++] = m;
+	pthread_mutex_unlock(&c->mappings_lock);
+	if (!all)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		int r = pc__mapping_sync(all[i]);
+
+		if (r && !first)
+			first = r;
+		pc__mapping_put(all[i]);
+	}
+	free(all);
+	return first;
 }
 
 PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
@@ -486,6 +606,7 @@ PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 		r = -errno;
 	else
 		m->disk_size = len;
+	pc__seen_refresh_locked(m);
 	pthread_mutex_unlock(&m->disk_size_lock);
 	pthread_rwlock_unlock(&m->i_rwsem);
 	return r;
@@ -538,7 +659,7 @@ int pc__mappings_shutdown(struct pc_cache *c)
 		pthread_mutex_unlock(&c->mappings_lock);
 		if (!m)
 			break;
-		r = m->unlinked ? 0 : mapping_sync(m);
+		r = m->unlinked ? 0 : pc__mapping_sync(m);
 		if (r && !first_err)
 			first_err = r;
 		pc__mapping_put(m);

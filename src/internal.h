@@ -110,6 +110,10 @@ struct pc_mapping {
 	_Atomic int64_t size;		/* bytes; changed under i_rwsem */
 	pthread_mutex_t disk_size_lock;	/* serializes ftruncate(fd) */
 	int64_t disk_size;		/* disk_size_lock */
+	struct {			/* disk_size_lock: the file on the disk */
+		int64_t size;		/* as the cache last wrote or saw it */
+		struct timespec mtime, ctime;	/* (coherence.c) */
+	} seen;
 
 	struct pc_lock tree_lock;
 	struct pc_tree tree;		/* tree_lock for writers; RCU readers */
@@ -340,6 +344,8 @@ struct read_wait;
 unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
 			unsigned nr, struct read_wait *wait);
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
+/* Drop every clean page (dirty and writeback pages stay); i_rwsem held. */
+void pc__invalidate_pages(struct pc_mapping *m);
 int pc__fix_disk_size(struct pc_mapping *m, bool wait);
 
 /* writeback.c */
@@ -369,6 +375,19 @@ void pc__errseq_set(struct pc_mapping *m, int err);
 bool pc__mapping_tryget(struct pc_mapping *m);
 void pc__mapping_put(struct pc_mapping *m);
 int pc__mappings_shutdown(struct pc_cache *c);
+/* The mapping of (@dev, @ino), with a reference; NULL if none. */
+struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino);
+/* Write all of @m back (bounded retries), cut the disk size; new errors. */
+int pc__mapping_sync(struct pc_mapping *m);
+
+/* coherence.c: close-to-open coherence, hand-offs to the kernel */
+struct stat;
+/* m->seen from @st, or from the backing fd now; disk_size_lock held. */
+void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
+void pc__seen_refresh_locked(struct pc_mapping *m);
+void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */
+/* At an open of @m: drop what another process made stale (@st: fstat). */
+void pc__revalidate(struct pc_mapping *m, const struct stat *st);
 
 /* migrate.c: NUMA balancing (numa.balancing) */
 int pc__numa_balancing_start(struct pc_cache *c);

@@ -39,7 +39,9 @@
  *     pages are about to be dropped unwritten).
  * Completion (wb_finish) keeps failed pages dirty (PG_error, errseq set:
  * nothing written and lost is ever treated as clean), clears WRITEBACK,
- * updates the bdi (bandwidth, last success or failure), and only then ends
+ * updates the bdi (bandwidth, last success or failure), records the
+ * file's stat when it was the mapping's last write in flight (m->seen:
+ * close-to-open coherence, coherence.c), and only then ends
  * PG_writeback (which may let a truncation, and the mapping's teardown,
  * proceed): neither the mapping nor the bdi is touched after that.  Pages
  * marked PG_reclaim while under writeback go to the inactive tail;
@@ -298,7 +300,9 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		}
 	}
 	pc__unlock(&m->tree_lock);
-	atomic_fetch_sub(&m->nr_writeback, nr);
+	/* The last write in flight: what the disk shows now is ours. */
+	if (atomic_fetch_sub(&m->nr_writeback, nr) == nr && !err)
+		pc__seen_refresh(m);
 	atomic_fetch_sub_explicit(&b->nr_writeback, nr, memory_order_relaxed);
 	for (unsigned i = 0; i < nr; i++)
 		pc__add(c, page_node(c, pages[i])->id, nr_writeback, -1);

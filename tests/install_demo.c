@@ -5,12 +5,14 @@
  * it against an installed copy.  Exit 0 when every call did what the
  * header says.
  */
-#define _POSIX_C_SOURCE 200809L	/* posix_fadvise's POSIX_FADV_* */
+#define _GNU_SOURCE	/* POSIX_FADV_*, FALLOC_FL_KEEP_SIZE */
 #include <errno.h>
 #include <fcntl.h>
 #include <pagecache.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "failed: %s\n", #x); return 1; } } while (0)
 
@@ -19,9 +21,11 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : "/var/tmp";
 	char path[512], buf[8192];
 	pc_cache *c;
-	pc_file *f;
+	pc_file *f, *g;
 	pc_page *p;
+	struct stat st;
 	uint64_t v;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/demo.dat", dir);
 	CHECK(pc_cache_create(&c, "memory=1M") == 0);
@@ -38,10 +42,20 @@ int main(int argc, char **argv)
 	CHECK(((char *)pc_page_data(p))[0] == 'x');
 	pc_put_page(p);
 	CHECK(pc_ftruncate(f, 4096) == 0);
+	CHECK(pc_fallocate(f, FALLOC_FL_KEEP_SIZE, 0, 8192) == 0);
+	CHECK(stat(path, &st) == 0 && pc_cache_stat(c, &st) == 0 && st.st_size == 4096);
+	CHECK(pc_cache_sync_file(c, &st) == 0);
+	CHECK(pc_cache_sync(c) == 0);
+	CHECK(pc_invalidate(f) == 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && pc_open_fd(c, fd, O_RDONLY, &g) == 0);
+	CHECK(pc_pread(g, buf, sizeof(buf), 0) == 4096 && buf[100] == 'x');
+	CHECK(pc_close(g) == 0 && close(fd) == 0);
 	CHECK(pc_vmstat(c, pc_vmstat_name(0), &v) == 0);
 	CHECK(pc_vmstat(c, "no_such_counter", &v) == -ENOENT);
 	CHECK(pc_close(f) == 0);
 	CHECK(pc_unlink(c, path) == 0);
+	CHECK(pc_cache_unlinked(c, &st) == 0);
 	CHECK(pc_cache_destroy(c) == 0);
 	printf("install_demo: every function works\n");
 	return 0;

@@ -1,0 +1,286 @@
+/*
+ * coherence.c - the cache and the kernel on one file: close-to-open
+ * coherence between processes, and the hand-offs (a caller about to let
+ * the kernel read or change a file behind the cache).
+ *
+ * What the cache last wrote or saw.  m->seen (disk_size_lock) is the
+ * file's size, mtime and ctime on the disk as the cache last left it or
+ * found it: set when the mapping is made, and refreshed whenever the cache
+ * changed the file itself: when its last write in flight completes
+ * (writeback.c), in pc__fix_disk_size (which fsync and close end with),
+ * after truncation, fallocate and invalidation.
+ *
+ * Close-to-open (NFS's model).  Every open of a mapping already in the
+ * table compares the opener's fstat with m->seen (pc__revalidate).  A
+ * difference means someone else changed the file:
+ *   1. our dirty pages go to the disk first, the size taken as the larger
+ *      of ours and the disk's, so that nothing the other writer appended
+ *      is cut by pc__fix_disk_size (a disk up to one block longer than
+ *      our size is our own whole-block write of the last page, its cut
+ *      pending: their_size);
+ *   2. with i_rwsem exclusive, every clean page is dropped (pages whose
+ *      writeback failed stay dirty, and keep the size they need);
+ *   3. the size is the disk's, and m->seen is refreshed.
+ * So two processes writing one file at the same time see each other only
+ * at open and fsync boundaries.  A change another process makes between
+ * our last write's completion and the fstat that records it goes unseen
+ * (NFS has the same window); a record taken while our writes are still in
+ * flight only makes the next open drop pages it did not need to.
+ *
+ * Hand-offs.  pc_invalidate writes a file back and drops its clean pages
+ * (for mmap, stdio, ioctl: the kernel is about to read or change the data
+ * itself); pc_fallocate changes allocation through the backing fd, writing
+ * back and dropping first when the data in the range changes (punch hole,
+ * zero, collapse, insert range); pc_cache_stat gives a stat(2) result the
+ * size the cache holds; pc_cache_sync_file writes one file back.
+ *
+ * Locks: i_rwsem (exclusive) → disk_size_lock, as in inode.c; writeback
+ * runs with i_rwsem held only after a first pass made without it (the
+ * pages dirtied in between), and never with disk_size_lock held.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------ */
+/* What the cache last wrote or saw.                                   */
+
+static bool ts_equal(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st)
+{
+	m->seen.size = st->st_size;
+	m->seen.mtime = st->st_mtim;
+	m->seen.ctime = st->st_ctim;
+}
+
+void pc__seen_refresh_locked(struct pc_mapping *m)
+{
+	struct stat st;
+
+	if (fstat(m->fd, &st) == 0)
+		pc__seen_set_locked(m, &st);
+}
+
+void pc__seen_refresh(struct pc_mapping *m)
+{
+	pthread_mutex_lock(&m->disk_size_lock);
+	pc__seen_refresh_locked(m);
+	pthread_mutex_unlock(&m->disk_size_lock);
+}
+
+/* disk_size_lock held. */
+static bool seen_matches_locked(const struct pc_mapping *m,
+				const struct stat *st)
+{
+	return m->seen.size == st->st_size &&
+	       ts_equal(&m->seen.mtime, &st->st_mtim) &&
+	       ts_equal(&m->seen.ctime, &st->st_ctim);
+}
+
+static bool has_dirty(struct pc_mapping *m)
+{
+	return atomic_load(&m->nr_dirty) || atomic_load(&m->nr_writeback);
+}
+
+/*
+ * i_rwsem held exclusively, so no writer dirties more: write what is
+ * dirty, wait, and cut the disk file to m->size (pc__fix_disk_size takes
+ * i_rwsem itself).  Returns false if pages stay dirty (writeback failed).
+ */
+static bool writeback_locked(struct pc_mapping *m)
+{
+	struct stat st;
+
+	if (has_dirty(m)) {
+		pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
+		pc__wait_writeback_range(m, 0, UINT64_MAX);
+	}
+	if (has_dirty(m))
+		return false;
+	pthread_mutex_lock(&m->disk_size_lock);
+	if (fstat(m->fd, &st) == 0 && st.st_size != atomic_load(&m->size) &&
+	    ftruncate(m->fd, atomic_load(&m->size)) != 0)
+		pc__errseq_set(m, -errno);
+	m->disk_size = atomic_load(&m->size);
+	pthread_mutex_unlock(&m->disk_size_lock);
+	return true;
+}
+
+/*
+ * The size another writer gave the file, as the disk shows @disk: unless
+ * our own writes explain it.  Until the pending cut of pc__fix_disk_size,
+ * the last page written whole leaves the disk up to a block longer than
+ * m->size; such a length is ours, not theirs.
+ */
+static int64_t their_size(struct pc_mapping *m, int64_t disk)
+{
+	int64_t ours = atomic_load(&m->size);
+	int64_t block = (ours + PC_PAGE_SIZE - 1) & ~(int64_t)(PC_PAGE_SIZE - 1);
+
+	return disk >= ours && disk <= block ? ours : disk;
+}
+
+/*
+ * i_rwsem held exclusively: with no dirty page left, the size is the
+ * disk's (theirs), and a tail left by our whole-block writes is cut.
+ */
+static void size_from_disk_locked(struct pc_mapping *m)
+{
+	struct stat st;
+
+	pthread_mutex_lock(&m->disk_size_lock);
+	if (!has_dirty(m) && fstat(m->fd, &st) == 0) {
+		int64_t size = their_size(m, st.st_size);
+
+		if (size != st.st_size && ftruncate(m->fd, size) != 0)
+			pc__errseq_set(m, -errno);
+		atomic_store(&m->size, size);
+		m->disk_size = size;
+	}
+	pc__seen_refresh_locked(m);
+	pthread_mutex_unlock(&m->disk_size_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Close-to-open.                                                      */
+
+void pc__revalidate(struct pc_mapping *m, const struct stat *st)
+{
+	bool fresh;
+
+	pthread_mutex_lock(&m->disk_size_lock);
+	fresh = seen_matches_locked(m, st);
+	pthread_mutex_unlock(&m->disk_size_lock);
+	if (fresh)
+		return;
+	pc__inc(m->cache, 0, stale_opens);
+	/* 1. Ours to the disk, not cutting what the other appended. */
+	if (has_dirty(m)) {
+		pthread_rwlock_wrlock(&m->i_rwsem);
+		atomic_store(&m->size, pc_max(atomic_load(&m->size),
+					      their_size(m, st->st_size)));
+		pthread_rwlock_unlock(&m->i_rwsem);
+		pc__mapping_sync(m);	/* errors stay for fsync (errseq) */
+	}
+	/* 2, 3. Clean pages dropped, the disk's size. */
+	pthread_rwlock_wrlock(&m->i_rwsem);
+	if (has_dirty(m))
+		writeback_locked(m);
+	pc__invalidate_pages(m);
+	size_from_disk_locked(m);
+	pthread_rwlock_unlock(&m->i_rwsem);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hand-offs.                                                          */
+
+PC_EXPORT int pc_invalidate(pc_file *f)
+{
+	struct pc_mapping *m;
+	bool clean;
+	int r;
+
+	if (!f)
+		return -EINVAL;
+	m = f->mapping;
+	pc__mapping_sync(m);	/* the bulk, writers still running */
+	pthread_rwlock_wrlock(&m->i_rwsem);
+	clean = writeback_locked(m);
+	pc__invalidate_pages(m);
+	size_from_disk_locked(m);
+	pthread_rwlock_unlock(&m->i_rwsem);
+	r = pc__errseq_check_advance(m, &f->err_cursor);
+	return r ? r : clean ? 0 : -EIO;
+}
+
+PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
+{
+	/* Allocation alone leaves the data as it is; the rest changes it. */
+	bool data = (mode & ~FALLOC_FL_KEEP_SIZE) != 0;
+	struct pc_mapping *m;
+	int r = 0;
+
+	if (!f || off < 0 || len <= 0)
+		return -EINVAL;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (off > INT64_MAX - len)
+		return -EFBIG;
+	m = f->mapping;
+	if (data)
+		pc__mapping_sync(m);
+	pthread_rwlock_wrlock(&m->i_rwsem);
+	if (data && !writeback_locked(m)) {
+		pthread_rwlock_unlock(&m->i_rwsem);
+		r = pc__errseq_check_advance(m, &f->err_cursor);
+		return r ? r : -EIO;
+	}
+	pthread_mutex_lock(&m->disk_size_lock);
+	if (fallocate(m->fd, mode, off, len) != 0)
+		r = -errno;
+	else if (!data && !(mode & FALLOC_FL_KEEP_SIZE)) {
+		if (off + len > m->disk_size)
+			m->disk_size = off + len;
+		if (off + len > atomic_load(&m->size))
+			atomic_store(&m->size, off + len);
+	}
+	pc__seen_refresh_locked(m);
+	pthread_mutex_unlock(&m->disk_size_lock);
+	if (data) {	/* after the change: what readers cached before it */
+		pc__invalidate_pages(m);
+		size_from_disk_locked(m);
+	}
+	pthread_rwlock_unlock(&m->i_rwsem);
+	return r;
+}
+
+PC_EXPORT int pc_cache_stat(pc_cache *c, struct stat *st)
+{
+	struct pc_mapping *m;
+	int r = -ENOENT, open;
+
+	if (!c || !st)
+		return -EINVAL;
+	if (!S_ISREG(st->st_mode))
+		return -ENOENT;
+	m = pc__mapping_lookup(c, st->st_dev, st->st_ino);
+	if (!m)
+		return -ENOENT;
+	pthread_mutex_lock(&c->mappings_lock);
+	open = m->nr_open;
+	pthread_mutex_unlock(&c->mappings_lock);
+	/* Closed and clean, the disk is the file: the next open revalidates. */
+	if (open || has_dirty(m)) {
+		st->st_size = (off_t)atomic_load(&m->size);
+		r = 0;
+	}
+	pc__mapping_put(m);
+	return r;
+}
+
+PC_EXPORT int pc_cache_sync_file(pc_cache *c, const struct stat *st)
+{
+	struct pc_mapping *m;
+	bool unlinked;
+	int r;
+
+	if (!c || !st)
+		return -EINVAL;
+	if (!S_ISREG(st->st_mode))
+		return -ENOENT;
+	m = pc__mapping_lookup(c, st->st_dev, st->st_ino);
+	if (!m)
+		return -ENOENT;
+	pthread_mutex_lock(&c->mappings_lock);
+	unlinked = m->unlinked;
+	pthread_mutex_unlock(&c->mappings_lock);
+	r = unlinked ? 0 : pc__mapping_sync(m);
+	pc__mapping_put(m);
+	return r;
+}
