@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run every test program of a build, each in its own process under a
-# timeout, and count the cases: cmocka's per-case lines for C tests, one
-# case per script for tests/test_*.sh.  Exit 77 from a program means "this
-# machine lacks the feature": counted as skipped.  Ends with the one line
+# timeout, and count the cases: cmocka's summary for C tests (a program
+# that printed none failed), one case per script for tests/test_*.sh.
+# Exit 77 from a program means "this machine lacks the feature": counted
+# as skipped.  Ends with the one line
 # "N passed, N failed" (", N skipped" when any were).
 #
 #   tests/run.sh BUILD_DIR [NAME_FILTER]
@@ -20,30 +21,47 @@ failures=()
 log_dir="$top/$build/test-logs"
 mkdir -p "$log_dir"
 
-run_one() {	# name, command...
-	local name=$1; shift
-	local log="$log_dir/$name.log" rc t0 t1
+# A C test program counts its cases from cmocka's summary ("[==========]
+# N test(s) run.", "[  PASSED  ] N", "[  SKIPPED ] N": the rest of the run
+# failed, a teardown error too); one that ends without that summary - a crash, an
+# exit before the tests ran, a timeout - is a failure whatever its exit
+# status, with the cases it finished counted as passed.  A script
+# (is_script) is one case: its exit status.
+summary_count() {	# log, label: N of "[ label ] N test(s)", else 0
+	sed -n "s/^\[ *$2 *\] \([0-9][0-9]*\) test(s).*/\1/p" "$1" | tail -n 1 | grep . || echo 0
+}
+
+run_one() {	# name, is_script, command...
+	local name=$1 is_script=$2; shift 2
+	local log="$log_dir/$name.log" rc t0 t1 ok fail skip why=""
 	t0=$(date +%s)
 	timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1
 	rc=$?
 	t1=$(date +%s)
-	local ok fail skip
-	ok=$(grep -c '^\[       OK \]' "$log")
-	fail=$(grep '^\[  FAILED  \]' "$log" | grep -vc 'test(s)')
-	skip=$(grep -c '^\[  SKIPPED \]' "$log")
 	if [ "$rc" -eq 77 ]; then
 		skipped=$((skipped + 1)); echo "SKIP $name ($(tail -n 1 "$log"))"; return
 	fi
-	if [ "$ok" -eq 0 ] && [ "$fail" -eq 0 ]; then	# a script, or a crash
+	if [ "$is_script" = 1 ]; then
+		ok=0 fail=0 skip=0
 		if [ "$rc" -eq 0 ]; then ok=1; else fail=1; fi
-	elif [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then	# died after some cases
-		fail=1
+	elif grep -q '^\[==========\] [0-9]* test(s) run\.' "$log"; then
+		ok=$(summary_count "$log" PASSED)
+		skip=$(summary_count "$log" SKIPPED)
+		fail=$(( $(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\..*/\1/p' "$log" |
+			   tail -n 1) - ok - skip ))
+		[ "$fail" -lt 0 ] && fail=0
+		if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then	# died after the summary
+			fail=1 why="exit status $rc after the summary"
+		fi
+	else
+		ok=$(grep -c '^\[       OK \]' "$log")
+		fail=1 skip=0 why="no cmocka summary (exit status $rc)"
 	fi
 	[ "$rc" -eq 124 ] && echo "TIMEOUT $name after ${timeout_s}s"
 	passed=$((passed + ok)); failed=$((failed + fail)); skipped=$((skipped + skip))
 	if [ "$fail" -gt 0 ]; then
 		failures+=("$name")
-		echo "FAIL $name: $ok passed, $fail failed ($((t1 - t0))s), log: $log"
+		echo "FAIL $name: $ok passed, $fail failed ($((t1 - t0))s)${why:+, $why}, log: $log"
 		grep -E '^\[  FAILED  \]|^\[  ERROR   \]|seed|ERROR|error|Assert' "$log" | head -n 20 | sed 's/^/    /'
 	else
 		echo "ok   $name: $ok passed ($((t1 - t0))s)"
@@ -55,13 +73,13 @@ for t in "$top/$build"/tests/test_*; do
 	case "$t" in *.o|*.d) continue ;; esac
 	name=$(basename "$t")
 	[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
-	run_one "$name" "$t"
+	run_one "$name" 0 "$t"
 done
 for t in "$top"/tests/test_*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
-	run_one "$name" bash "$t" "$top/$build"
+	run_one "$name" 1 bash "$t" "$top/$build"
 done
 rm -rf "$PC_TEST_TMP"
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
