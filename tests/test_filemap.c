@@ -2,8 +2,8 @@
  * test_filemap.c - the read and write paths against a reference model.
  *
  * Random pread/pwrite/ftruncate/fsync/close/reopen/fadvise sequences over
- * several files and threads, every read checked against an in-memory model
- * of each file; after each fsync the file read with plain read(2) must
+ * several files and threads, every read checked against the reference
+ * model of each file (tests/util); after each fsync the file read with plain read(2) must
  * equal the model, with the exact size.  Budgets as small as 64 pages keep
  * reclaim running all the time.  Each thread owns its files (the model is
  * per file); a separate case has many threads on one file, in disjoint
@@ -22,13 +22,6 @@
 
 #define MAX_FILE (768 * 1024)
 
-struct model {
-	char path[600];
-	unsigned char *data;
-	size_t size;
-	pc_file *f;
-};
-
 struct run {
 	pc_cache *c;
 	uint64_t seed;
@@ -38,102 +31,45 @@ struct run {
 	uint64_t frames;
 };
 
+/* No frame counted twice (a double free, a page on two lists). */
 static void check_pool(pc_cache *c, uint64_t frames)
 {
-	uint64_t free_pages, inactive, active;
-
-	assert_int_equal(pc_vmstat(c, "nr_free_pages", &free_pages), 0);
-	assert_int_equal(pc_vmstat(c, "nr_inactive_file", &inactive), 0);
-	assert_int_equal(pc_vmstat(c, "nr_active_file", &active), 0);
-	assert_true(free_pages <= frames);
-	assert_true(inactive + active <= frames);
+	assert_true(tu_vm(c, "nr_free_pages") <= frames);
+	assert_true(tu_vm(c, "nr_inactive_file") + tu_vm(c, "nr_active_file") <=
+		    frames);
 }
 
-static void check_disk(struct model *md)
-{
-	int fd = open(md->path, O_RDONLY);
-	unsigned char *buf = malloc(md->size + 1);
-	struct stat st;
-	ssize_t got;
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	if ((size_t)st.st_size != md->size)
-		fail_msg("%s: size on disk %lld, model %zu", md->path,
-			 (long long)st.st_size, md->size);
-	got = pread(fd, buf, md->size + 1, 0);
-	assert_int_equal(got, (ssize_t)md->size);
-	if (memcmp(buf, md->data, md->size) != 0)
-		fail_msg("%s: disk content differs from the model", md->path);
-	free(buf);
-	close(fd);
-}
-
-static void do_read(struct model *md, uint64_t *rs)
+static void do_read(struct tu_model *md, uint64_t *rs)
 {
 	size_t off = tu_rand(rs) % (MAX_FILE + 4096);
 	size_t len = 1 + tu_rand(rs) % 40000;
-	unsigned char *buf = malloc(len);
-	size_t want = off >= md->size ? 0 : pc_min(len, md->size - off);
-	ssize_t got = pc_pread(md->f, buf, len, (off_t)off);
 
-	if (got != (ssize_t)want)
-		fail_msg("pread(%zu, %zu) = %zd, want %zu", off, len, got, want);
-	if (want && memcmp(buf, md->data + off, want) != 0) {
-		size_t i = 0;
-
-		while (buf[i] == md->data[off + i])
-			i++;
-		fail_msg("pread(%zu, %zu): byte %zu differs (%u != %u)", off,
-			 len, off + i, buf[i], md->data[off + i]);
-	}
-	free(buf);
+	tu_model_read(md, off, len);
 }
 
-static void do_write(struct model *md, uint64_t *rs)
+static void do_write(struct tu_model *md, uint64_t *rs)
 {
 	size_t off = tu_rand(rs) % MAX_FILE;
 	size_t len = 1 + tu_rand(rs) % pc_min(30000, MAX_FILE - off);
-	unsigned char *buf = malloc(len);
 
-	tu_pattern(buf, len, tu_rand(rs), off);
-	assert_int_equal(pc_pwrite(md->f, buf, len, (off_t)off), (ssize_t)len);
-	if (off > md->size)
-		memset(md->data + md->size, 0, off - md->size);
-	memcpy(md->data + off, buf, len);
-	if (off + len > md->size)
-		md->size = off + len;
-	free(buf);
-}
-
-static void do_truncate(struct model *md, uint64_t *rs)
-{
-	size_t len = tu_rand(rs) % MAX_FILE;
-
-	assert_int_equal(pc_ftruncate(md->f, (off_t)len), 0);
-	if (len > md->size)
-		memset(md->data + md->size, 0, len - md->size);
-	md->size = len;
-	assert_int_equal(pc_size(md->f), (off_t)len);
+	tu_model_write(md, off, len, tu_rand(rs));
 }
 
 static void *random_worker(void *arg)
 {
 	struct run *r = arg;
 	uint64_t rs = r->seed * 7919 + (uint64_t)r->id + 1;
-	struct model *files = calloc((size_t)r->nfiles, sizeof(*files));
+	struct tu_model *files = calloc((size_t)r->nfiles, sizeof(*files));
 
 	for (int i = 0; i < r->nfiles; i++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "model-%d-%d", r->id, i);
-		snprintf(files[i].path, sizeof(files[i].path), "%s", tu_path(name));
-		files[i].data = calloc(1, MAX_FILE + 4096);
-		assert_int_equal(pc_open(r->c, files[i].path, O_RDWR | O_CREAT | O_TRUNC,
-					 0644, &files[i].f), 0);
+		tu_model_init(&files[i], tu_path(name), MAX_FILE + 4096);
+		tu_model_open(&files[i], r->c, O_RDWR | O_CREAT | O_TRUNC);
 	}
 	for (int op = 0; op < r->ops; op++) {
-		struct model *md = &files[tu_rand(&rs) % (uint64_t)r->nfiles];
+		struct tu_model *md = &files[tu_rand(&rs) % (uint64_t)r->nfiles];
 		unsigned k = (unsigned)(tu_rand(&rs) % 100);
 
 		if (k < 40) {
@@ -141,14 +77,13 @@ static void *random_worker(void *arg)
 		} else if (k < 80) {
 			do_write(md, &rs);
 		} else if (k < 85) {
-			do_truncate(md, &rs);
+			tu_model_truncate(md, tu_rand(&rs) % MAX_FILE);
 		} else if (k < 90) {
 			assert_int_equal(pc_fsync(md->f), 0);
-			check_disk(md);
+			tu_model_check_disk(md);
 		} else if (k < 95) {
-			assert_int_equal(pc_close(md->f), 0);
-			assert_int_equal(pc_open(r->c, md->path, O_RDWR, 0, &md->f), 0);
-			assert_int_equal(pc_size(md->f), (off_t)md->size);
+			tu_model_close(md);
+			tu_model_open(md, r->c, O_RDWR);
 		} else {
 			off_t off = (off_t)(tu_rand(&rs) % MAX_FILE);
 
@@ -160,10 +95,9 @@ static void *random_worker(void *arg)
 	}
 	for (int i = 0; i < r->nfiles; i++) {
 		assert_int_equal(pc_fsync(files[i].f), 0);
-		check_disk(&files[i]);
+		tu_model_check_disk(&files[i]);
 		do_read(&files[i], &rs);
-		assert_int_equal(pc_close(files[i].f), 0);
-		free(files[i].data);
+		tu_model_fini(&files[i]);
 	}
 	free(files);
 	return NULL;
@@ -186,6 +120,7 @@ static void random_run(const char *name, const char *config, int threads,
 	}
 	for (int t = 0; t < threads; t++)
 		pthread_join(tid[t], NULL);
+	tu_check_threads();
 	check_pool(c, c->nr_frames);
 	{
 		static const char *const show[] = {
@@ -293,6 +228,7 @@ static void test_one_file_many_threads(void **state)
 	}
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_join(tid[i], NULL);
+	tu_check_threads();
 	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
@@ -429,10 +365,9 @@ static void test_all_pinned_enomem(void **state)
 		assert_int_equal(e, 0);
 		n++;
 	}
-	assert_true(n <= 16);
+	assert_int_equal(n, 16);	/* every frame, not one more */
 	r = pc_pread(f, buf, 4096, 39 * 4096);
-	if (n == 16)
-		assert_int_equal(r, -ENOMEM);
+	assert_int_equal(r, -ENOMEM);
 	while (n)
 		pc_put_page(pins[--n]);
 	assert_int_equal(pc_pread(f, buf, 4096, 39 * 4096), 4096);

@@ -450,7 +450,7 @@ static void test_concurrent(void **state)
 						&c[i]), 0);
 	}
 	for (int i = 0; i < CONC_THREADS; i++) {
-		pthread_join(th[i], NULL);
+		tu_join(th[i]);
 		assert_int_equal(c[i].failures, 0);
 	}
 	close(fd);
@@ -718,7 +718,7 @@ static void test_uring_short(void **state)
 	t.req.iovcnt = 3;
 	assert_int_equal(pthread_create(&th, NULL, feeder_thread, &f), 0);
 	run_reqs(b->ops, b->io, &t, 1);
-	pthread_join(th, NULL);
+	tu_join(th);
 	assert_int_equal(t.req.res, LEN);
 	assert_true(pattern_ok(buf, LEN, 9, 0));
 
@@ -730,7 +730,7 @@ static void test_uring_short(void **state)
 	memcpy(t.iov, iov, sizeof(iov));
 	t.req.iovcnt = 3;
 	assert_int_equal(pthread_create(&th, NULL, feeder_thread, &f), 0);
-	pthread_join(th, NULL);
+	tu_join(th);
 	close(p[1]);
 	run_reqs(b->ops, b->io, &t, 1);
 	assert_int_equal(t.req.res, 3000);
@@ -781,7 +781,7 @@ static void test_uring_short_write(void **state)
 	assert_int_equal(pthread_create(&th, NULL, drainer_thread, &d), 0);
 	assert_int_equal(do_one(b->ops, b->io, p[1], PC_IO_WRITE, 0, src, LEN,
 				7, false), LEN);
-	pthread_join(th, NULL);
+	tu_join(th);
 	assert_true(pattern_ok(dst, LEN, 10, 0));
 	close(p[0]);
 	close(p[1]);
@@ -1006,7 +1006,7 @@ static void test_fault_delay(void **state)
 		assert_int_equal(do_one(b->ops, b->io, fast_fd, PC_IO_READ,
 					i * PG, buf, PG, 1, false), PG);
 	fast = now_s() - t0;
-	pthread_join(th, NULL);
+	tu_join(th);
 	assert_int_equal(s.res, PG);	/* slowed, not failed */
 	assert_true(s.took >= 0.3);
 	assert_true(fast < 0.2);

@@ -787,7 +787,7 @@ static void test_rcu_readers(void **state)
 	}
 	atomic_store(&cstop, true);
 	for (unsigned k = 0; k < C_READERS; k++) {
-		assert_int_equal(pthread_join(th[k], NULL), 0);
+		tu_join(th[k]);
 		assert_true(rd[k].ops > 0);
 	}
 	printf("rcu_readers: writer %lu ops (%lu shrinks), readers %lu %lu "

@@ -18,8 +18,8 @@
  *                        printed; PC_SEED=N replays the operations)
  *
  * Checks are on counters and page placement, never on timings; waits are
- * polls with generous timeouts.  Worker threads do not call cmocka's
- * asserts: they record the first failure, which the main thread fails on.
+ * polls with generous timeouts.  Worker threads' failures are recorded and
+ * fail the test when it joins them (tests/util.h).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -162,7 +162,7 @@ static void reader_start(struct reader *r, pc_cache *c, pc_file *f,
 static void reader_stop(struct reader *r)
 {
 	atomic_store(&r->stop, true);
-	pthread_join(r->tid, NULL);
+	tu_join(r->tid);
 	assert_int_equal(atomic_load(&r->bad), 0);
 }
 
@@ -173,7 +173,7 @@ static void read_from(pc_cache *c, pc_file *f, unsigned pages, uint64_t seed,
 	struct reader r;
 
 	reader_start(&r, c, f, pages, seed, node, 1);
-	pthread_join(r.tid, NULL);
+	tu_join(r.tid);
 	assert_int_equal(atomic_load(&r.bad), 0);
 }
 
@@ -342,7 +342,7 @@ static void test_target_full(void **state)
 	pin.f = b;
 	pin.pins = calloc(ballast, sizeof(*pin.pins));
 	pthread_create(&tid, NULL, pinner_main, &pin);
-	pthread_join(tid, NULL);
+	tu_join(tid);
 	printf("pinned %u pages; node1 free %llu, low %llu\n", pin.nr,
 	       (unsigned long long)atomic_load(&c->nodes[1].nr_free),
 	       (unsigned long long)c->nodes[1].wmark_low);
@@ -390,13 +390,6 @@ static void test_target_full(void **state)
 #define SHARED_PAGES 64
 #define SHARED_SEED 55
 
-struct model {
-	char path[600];
-	unsigned char *data;
-	size_t size;
-	pc_file *f;
-};
-
 struct worker {
 	pc_cache *c;
 	pc_file *shared;	/* the shared file, opened by this worker */
@@ -404,193 +397,104 @@ struct worker {
 	int id, nodes, ops;
 	bool truncate;		/* ftruncate among the operations */
 	double deadline;
-	char err[256];		/* the first failure */
 	pthread_t tid;
 };
 
-static bool failf(struct worker *w, const char *fmt, ...)
+static void w_read(struct tu_model *md, uint64_t *rs)
 {
-	va_list ap;
+	size_t off = tu_rand(rs) % (MAX_FILE + PAGE);
+	size_t len = 1 + tu_rand(rs) % (3 * PAGE);
 
-	if (!w->err[0]) {
-		va_start(ap, fmt);
-		vsnprintf(w->err, sizeof(w->err), fmt, ap);
-		va_end(ap);
-	}
-	return false;
+	tu_model_read(md, off, len);
 }
 
-static bool check_range(struct worker *w, struct model *md, const unsigned char *got,
-			size_t off, size_t len, const char *what)
-{
-	if (memcmp(got, md->data + off, len) == 0)
-		return true;
-	for (size_t i = 0; i < len; i++)
-		if (got[i] != md->data[off + i])
-			return failf(w, "%s %s: byte %zu is %u, model %u", what,
-				     md->path, off + i, got[i], md->data[off + i]);
-	return true;
-}
-
-static bool w_read(struct worker *w, struct model *md, uint64_t *rs)
-{
-	size_t off = tu_rand(rs) % (MAX_FILE + PAGE), len = 1 + tu_rand(rs) % (3 * PAGE);
-	size_t want = off >= md->size ? 0 : pc_min(len, md->size - off);
-	unsigned char *buf = malloc(len);
-	ssize_t got = pc_pread(md->f, buf, len, (off_t)off);
-	bool ok = got == (ssize_t)want ||
-		  failf(w, "pread %s (%zu, %zu) = %zd, want %zu", md->path, off,
-			len, got, want);
-
-	ok = ok && check_range(w, md, buf, off, want, "pread");
-	free(buf);
-	return ok;
-}
-
-static bool w_write(struct worker *w, struct model *md, uint64_t *rs)
+static void w_write(struct tu_model *md, uint64_t *rs)
 {
 	size_t off = tu_rand(rs) % MAX_FILE;
 	size_t len = 1 + tu_rand(rs) % pc_min(3 * PAGE, MAX_FILE - off);
-	unsigned char *buf = malloc(len);
-	ssize_t got;
 
-	tu_pattern(buf, len, tu_rand(rs), off);
-	got = pc_pwrite(md->f, buf, len, (off_t)off);
-	if (got == (ssize_t)len) {
-		if (off > md->size)
-			memset(md->data + md->size, 0, off - md->size);
-		memcpy(md->data + off, buf, len);
-		md->size = pc_max(md->size, off + len);
-	}
-	free(buf);
-	return got == (ssize_t)len ||
-	       failf(w, "pwrite %s (%zu, %zu) = %zd", md->path, off, len, got);
-}
-
-static bool w_truncate(struct worker *w, struct model *md, uint64_t *rs)
-{
-	size_t len = tu_rand(rs) % MAX_FILE;
-	int e = pc_ftruncate(md->f, (off_t)len);
-
-	if (e)
-		return failf(w, "ftruncate %s %zu: %d", md->path, len, e);
-	if (len > md->size)
-		memset(md->data + md->size, 0, len - md->size);
-	md->size = len;
-	return true;
+	tu_model_write(md, off, len, tu_rand(rs));
 }
 
 /* Pin a page, check it against the model, unpin. */
-static bool w_get_page(struct worker *w, struct model *md, uint64_t *rs)
+static void w_get_page(struct tu_model *md, uint64_t *rs)
 {
 	uint64_t index = tu_rand(rs) % (MAX_FILE / PAGE);
 	size_t off = index * PAGE;
 	pc_page *p;
 	int e = pc_get_page(md->f, index, 0, &p);
-	bool ok;
 
-	if (off >= md->size)
-		return e == -ENXIO || failf(w, "get_page %s %llu past eof: %d",
-					    md->path, (unsigned long long)index, e);
-	if (e)
-		return failf(w, "get_page %s %llu: %d", md->path,
-			     (unsigned long long)index, e);
-	ok = check_range(w, md, pc_page_data(p), off, pc_min(PAGE, md->size - off),
-			 "get_page");
+	if (off >= md->size) {
+		assert_int_equal(e, -ENXIO);
+		return;
+	}
+	assert_int_equal(e, 0);
+	tu_model_check(md, pc_page_data(p), off, pc_min(PAGE, md->size - off),
+		       "get_page");
 	pc_put_page(p);
-	return ok;
 }
 
-static bool w_check_disk(struct worker *w, struct model *md)
-{
-	unsigned char *buf = malloc(md->size + 1);
-	int fd = open(md->path, O_RDONLY);
-	struct stat st;
-	bool ok = fd >= 0 && fstat(fd, &st) == 0;
-
-	if (!ok || (size_t)st.st_size != md->size)
-		ok = failf(w, "%s: size on disk %lld, model %zu", md->path,
-			   ok ? (long long)st.st_size : -1LL, md->size);
-	else if (pread(fd, buf, md->size + 1, 0) != (ssize_t)md->size)
-		ok = failf(w, "%s: short read from disk", md->path);
-	else
-		ok = check_range(w, md, buf, 0, md->size, "disk");
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return ok;
-}
-
-static bool w_shared(struct worker *w, uint64_t *rs)
+static void w_shared(struct worker *w, uint64_t *rs)
 {
 	unsigned i = (unsigned)(tu_rand(rs) % SHARED_PAGES);
 	unsigned char got[PAGE], want[PAGE];
 
 	tu_pattern(want, PAGE, SHARED_SEED, (uint64_t)i * PAGE);
-	if (pc_pread(w->shared, got, PAGE, (off_t)i * PAGE) != PAGE ||
-	    memcmp(got, want, PAGE) != 0)
-		return failf(w, "shared page %u differs", i);
-	return true;
+	assert_int_equal(pc_pread(w->shared, got, PAGE, (off_t)i * PAGE), PAGE);
+	assert_memory_equal(got, want, PAGE);
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t rs = w->seed * 7919 + (uint64_t)w->id + 1;
-	struct model files[2];
+	struct tu_model files[2];
 	double hop = now_s() + 0.08;
-	bool ok = true;
 
-	memset(files, 0, sizeof(files));
 	pc_thread_set_node(w->c, w->id % w->nodes);
-	if (pc_open(w->c, tu_path("shared"), O_RDONLY, 0, &w->shared) != 0)
-		ok = failf(w, "open shared");
-	for (int i = 0; i < 2 && ok; i++) {
+	assert_int_equal(pc_open(w->c, tu_path("shared"), O_RDONLY, 0,
+				 &w->shared), 0);
+	for (int i = 0; i < 2; i++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "model-%d-%d", w->id, i);
-		snprintf(files[i].path, sizeof(files[i].path), "%s", tu_path(name));
-		files[i].data = calloc(1, MAX_FILE + PAGE);
-		if (pc_open(w->c, files[i].path, O_RDWR | O_CREAT | O_TRUNC, 0644,
-			    &files[i].f) != 0)
-			ok = failf(w, "open %s", files[i].path);
+		tu_model_init(&files[i], tu_path(name), MAX_FILE + PAGE);
+		tu_model_open(&files[i], w->c, O_RDWR | O_CREAT | O_TRUNC);
 	}
-	for (int op = 0; ok && op < w->ops && now_s() < w->deadline; op++) {
-		struct model *md = &files[tu_rand(&rs) % 2];
+	for (int op = 0; op < w->ops && now_s() < w->deadline; op++) {
+		struct tu_model *md = &files[tu_rand(&rs) % 2];
 		unsigned k = (unsigned)(tu_rand(&rs) % 100);
 
 		if (now_s() >= hop) {	/* our pages become remote */
 			pc_thread_set_node(w->c, (int)(tu_rand(&rs) % (uint64_t)w->nodes));
 			hop = now_s() + 0.08;
 		}
-		if (k < 35)
-			ok = w_read(w, md, &rs);
-		else if (k < 55)
-			ok = w_shared(w, &rs);
-		else if (k < 75)
-			ok = w_write(w, md, &rs);
-		else if (k < 88)
-			ok = w_get_page(w, md, &rs);
-		else if (k < 92)
-			ok = w->truncate ? w_truncate(w, md, &rs) : w_read(w, md, &rs);
-		else if (k < 94)
-			ok = pc_fsync(md->f) == 0 ? w_check_disk(w, md)
-						  : failf(w, "fsync %s", md->path);
-		else
-			ok = w_read(w, md, &rs);
+		if (k < 35) {
+			w_read(md, &rs);
+		} else if (k < 55) {
+			w_shared(w, &rs);
+		} else if (k < 75) {
+			w_write(md, &rs);
+		} else if (k < 88) {
+			w_get_page(md, &rs);
+		} else if (k < 92) {
+			if (w->truncate)
+				tu_model_truncate(md, tu_rand(&rs) % MAX_FILE);
+			else
+				w_read(md, &rs);
+		} else if (k < 94) {
+			assert_int_equal(pc_fsync(md->f), 0);
+			tu_model_check_disk(md);
+		} else {
+			w_read(md, &rs);
+		}
 	}
 	for (int i = 0; i < 2; i++) {
-		if (!files[i].f)
-			continue;
-		if (ok)
-			ok = pc_fsync(files[i].f) == 0 ? w_check_disk(w, &files[i])
-						       : failf(w, "fsync %s", files[i].path);
-		if (pc_close(files[i].f) != 0 && ok)
-			ok = failf(w, "close %s", files[i].path);
-		free(files[i].data);
+		assert_int_equal(pc_fsync(files[i].f), 0);
+		tu_model_check_disk(&files[i]);
+		tu_model_fini(&files[i]);
 	}
-	if (w->shared && pc_close(w->shared) != 0 && ok)
-		failf(w, "close shared");
+	assert_int_equal(pc_close(w->shared), 0);
 	return NULL;
 }
 
@@ -613,10 +517,7 @@ static void integrity_run(const char *name, const char *config, int threads,
 	for (int t = 0; t < threads; t++)
 		pthread_join(w[t].tid, NULL);
 	show(c, name);
-	for (int t = 0; t < threads; t++)
-		if (w[t].err[0])
-			fail_msg("%s, thread %d (seed %llu): %s", name, t,
-				 (unsigned long long)seed, w[t].err);
+	tu_check_threads();
 	if (expect_migrations)
 		assert_true(vm(c, "pgmigrate_success") > 0);
 	assert_int_equal(vm(c, "numa_pages_migrated"), vm(c, "pgmigrate_success"));

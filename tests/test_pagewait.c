@@ -204,7 +204,7 @@ static void run_mutex(const char *name, struct pc_page **set, unsigned nr)
 		assert_int_equal(pthread_create(&a[t].t, NULL, mx_thread, &a[t]), 0);
 	}
 	for (int t = 0; t < MX_THREADS; t++) {
-		pthread_join(a[t].t, NULL);
+		tu_join(a[t].t);
 		for (unsigned i = 0; i < nr; i++)
 			want[i] += a[t].done[i];
 	}
@@ -278,6 +278,7 @@ static void test_writeback_waiters(void **state)
 	pc__end_page_writeback_bit(&pw, p);
 	for (int i = 0; i < N; i++)
 		pthread_join(a[i].t, NULL);
+	tu_check_threads();
 	assert_int_equal(returned, N);
 	assert_int_equal(bad, 0);
 	assert_int_equal(flags_of(p), 0);	/* PG_waiters cleared */
@@ -344,7 +345,7 @@ static void test_waiters_bit(void **state)
 	assert_int_equal(atomic_load(&a.owned), 1);
 	assert_false(page_test(p, PG_waiters));	/* no one else waits */
 	atomic_store(&a.release, 1);
-	pthread_join(a.t, NULL);
+	tu_join(a.t);
 	/* Its unlock found PG_waiters clear: no lookup. */
 	assert_int_equal(pc__pagewait_lookups(&pw), l0 + 1);
 	assert_int_equal(flags_of(p), 0);
@@ -394,11 +395,11 @@ static void test_handoff(void **state)
 		sleep_ms(1);
 	assert_int_equal(atomic_load(&ex.owned), 1);
 	/* The shared waiter returns without the lock (it was unlocked). */
-	pthread_join(sh.t, NULL);
+	tu_join(sh.t);
 	assert_true(page_test(p, PG_locked));
 	assert_false(pc__trylock_page(p));
 	atomic_store(&ex.release, 1);
-	pthread_join(ex.t, NULL);
+	tu_join(ex.t);
 	assert_int_equal(flags_of(p), 0);
 	assert_true(pc__trylock_page(p));
 	pc__unlock_page(&pw, p);
@@ -439,7 +440,7 @@ static void test_handoff_chain(void **state)
 		assert_int_equal(nr, 1);
 		assert_true(page_test(p, PG_locked));
 		atomic_store(&a[owner].release, 1);
-		pthread_join(a[owner].t, NULL);
+		tu_join(a[owner].t);
 	}
 	assert_int_equal(flags_of(p), 0);
 }
@@ -527,7 +528,7 @@ static void test_shared_queue(void **state)
 	assert_false(page_test(set[0], PG_waiters));
 	assert_true(page_test(set[1], PG_waiters));
 	atomic_store(&a.release, 1);
-	pthread_join(a.t, NULL);
+	tu_join(a.t);
 	assert_int_equal(flags_of(set[0]), 0);
 
 	/* Unlocking page 1 hands it to B; C still waits for writeback. */
@@ -537,10 +538,10 @@ static void test_shared_queue(void **state)
 	assert_true(page_test(set[1], PG_waiters));
 	assert_int_equal(atomic_load(&returned), 0);
 	atomic_store(&b.release, 1);
-	pthread_join(b.t, NULL);
+	tu_join(b.t);
 	assert_true(page_test(set[1], PG_waiters));	/* C is still there */
 	pc__end_page_writeback_bit(&pw, set[1]);
-	pthread_join(c.t, NULL);
+	tu_join(c.t);
 	assert_int_equal(returned, 1);
 	assert_int_equal(bad, 0);
 	assert_int_equal(flags_of(set[1]), 0);
@@ -628,6 +629,7 @@ static void test_writeback_stress(void **state)
 	}
 	for (int i = 0; i < N; i++)
 		pthread_join(a[i].t, NULL);
+	tu_check_threads();
 	assert_int_equal(bad, 0);
 	for (int i = 0; i < WB_PAGES; i++)
 		assert_int_equal(flags_of(&pages[i]), 0);

@@ -559,7 +559,7 @@ static void test_two_reader_threads(void **state)
 		pthread_create(&tid[i], NULL, twice_reader, &t[i]);
 	}
 	for (int i = 0; i < 2; i++) {
-		pthread_join(tid[i], NULL);
+		tu_join(tid[i]);
 		assert_int_equal(t[i].err, 0);
 		assert_int_equal(pc_close(t[i].f), 0);
 	}
@@ -1018,7 +1018,7 @@ static double hotcold(const char *cfg, bool threads, uint64_t seed)
 	}
 	if (threads) {
 		atomic_store(&stop, true);
-		pthread_join(tid, NULL);
+		tu_join(tid);
 	}
 	ratio = (double)h.hits / (double)(h.hits + h.misses);
 	printf("  hotcold %s (%s): hit ratio %.2f%% (%llu reads), dropbehind %llu, "
@@ -1169,6 +1169,7 @@ static void test_threads_one_handle(void **state)
 	}
 	for (int i = 0; i < 8; i++)
 		pthread_join(tid[i], NULL);
+	tu_check_threads();
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 }

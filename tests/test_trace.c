@@ -520,6 +520,7 @@ static void test_random_burst(void **state)
 	}
 	for (unsigned i = 0; i < BURST_THREADS; i++)
 		pthread_join(th[i], NULL);
+	tu_check_threads();
 	pc__trace_close(&x->c);
 	check_complete(path, b, BURST_THREADS, 0, 0, 0);
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_lost), 0);
@@ -566,6 +567,7 @@ static void test_two_caches(void **state)
 	pthread_barrier_wait(&bar);
 	for (unsigned i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
+	tu_check_threads();
 	pc__trace_close(&x->c);
 	pc__trace_close(&y->c);
 	check_complete(pa2, b, 4, 0, 0, 0);

@@ -307,6 +307,7 @@ static void safety_run(uint64_t seed, int nodes, int threads, int ops)
 	}
 	for (int t = 0; t < threads; t++)
 		pthread_join(tid[t], NULL);
+	tu_check_threads();
 	printf("  nodes=%d: pgscan %llu pgsteal %llu (direct %llu) "
 	       "writeback skipped %llu, dirty handed off %llu, refaults %llu\n",
 	       nodes,

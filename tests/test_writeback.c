@@ -338,7 +338,7 @@ static void test_several_in_flight(void **state)
 		pthread_create(&th, NULL, inflight_watcher, &w);
 		assert_int_equal(pc_fsync(f), 0);
 		atomic_store(&w.stop, true);
-		pthread_join(th, NULL);
+		tu_join(th);
 		best = pc_max(best, w.max);
 		printf("round %d: at most %d requests in flight, %" PRIu64
 		       " requests for 48 MiB\n", round, w.max,
@@ -518,8 +518,9 @@ static void slow_device_case(int nw, unsigned delay_us, uint64_t pages)
 		pthread_create(&wt[i], NULL, writer_main, &w[i]);
 	for (int i = 0; i < nw; i++)
 		pthread_join(wt[i], NULL);
+	tu_check_threads();
 	atomic_store(&mo.stop, true);
-	pthread_join(mt, NULL);
+	tu_join(mt);
 	elapsed = now_ms() - t0;
 	periods = atomic_load(&w[0].f->mapping->bdi->period);
 	pauses = vm(c, "balance_dirty_pages_pauses");
@@ -1092,7 +1093,7 @@ static void lock_stress(bool waiters_bit)
 			}
 			sleep_ms(10);
 		}
-		pthread_join(th[i], NULL);
+		tu_join(th[i]);
 		assert_int_equal(l[i].errors, 0);
 	}
 	printf("waiters_bit=%s: %" PRIu64 " ms, %" PRIu64 " lookups, %" PRIu64

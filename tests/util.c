@@ -1,7 +1,10 @@
 /*
- * util.c - helpers shared by the tests: scratch directory, seeds, patterns.
- * Single-threaded setup code; tu_rand state is the caller's.
+ * util.c - helpers shared by the tests: scratch directory, seeds,
+ * patterns, counters, the reference model of a file.  Its assertions go
+ * through util_assert.c like the tests' own, so any thread may call these.
+ * State is the caller's: tu_rand's, a model's (one thread at a time).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +16,9 @@
 #include <unistd.h>
 
 #include "util.h"
+
+/* ------------------------------------------------------------------ */
+/* Scratch files, seeds, patterns.                                      */
 
 static char dir[512];
 
@@ -99,4 +105,180 @@ int tu_dir_is_tmpfs(void)
 	struct statfs sf;
 
 	return statfs(tu_dir(), &sf) == 0 && sf.f_type == 0x01021994;
+}
+
+void tu_make_file(const char *path, size_t pages, uint64_t seed)
+{
+	size_t len = pages * PC_PAGE_SIZE;
+	unsigned char *buf = malloc(len ? len : 1);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	tu_pattern(buf, len, seed, 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+	free(buf);
+}
+
+pc_file *tu_open_random(pc_cache *c, const char *path, int flags)
+{
+	pc_file *f;
+
+	assert_int_equal(pc_open(c, path, flags, 0644, &f), 0);
+	assert_int_equal(pc_fadvise(f, 0, 0, POSIX_FADV_RANDOM), 0);
+	return f;
+}
+
+void tu_read_page(pc_file *f, uint64_t idx, uint64_t seed)
+{
+	unsigned char buf[PC_PAGE_SIZE], want[PC_PAGE_SIZE];
+
+	assert_int_equal(pc_pread(f, buf, PC_PAGE_SIZE,
+				  (off_t)(idx * PC_PAGE_SIZE)), PC_PAGE_SIZE);
+	tu_pattern(want, PC_PAGE_SIZE, seed, idx * PC_PAGE_SIZE);
+	if (memcmp(buf, want, PC_PAGE_SIZE) != 0)
+		fail_msg("page %llu differs", (unsigned long long)idx);
+}
+
+uint64_t tu_vm(pc_cache *c, const char *name)
+{
+	uint64_t v = 0;
+
+	if (pc_vmstat(c, name, &v) != 0)
+		fail_msg("no counter %s", name);
+	return v;
+}
+
+void tu_sleep_us(unsigned us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* ------------------------------------------------------------------ */
+/* The reference model of a file.                                       */
+
+void tu_model_init(struct tu_model *m, const char *path, size_t cap)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->cap = cap;
+	m->data = calloc(1, cap);
+	assert_non_null(m->data);
+}
+
+void tu_model_fini(struct tu_model *m)
+{
+	if (m->f)
+		tu_model_close(m);
+	free(m->data);
+	m->data = NULL;
+}
+
+void tu_model_open(struct tu_model *m, pc_cache *c, int flags)
+{
+	int e = pc_open(c, m->path, flags, 0644, &m->f);
+
+	if (e)
+		fail_msg("pc_open %s: %s", m->path, strerror(-e));
+	if (flags & O_TRUNC) {
+		memset(m->data, 0, m->size);
+		m->size = 0;
+	}
+	assert_int_equal(pc_size(m->f), (off_t)m->size);
+}
+
+void tu_model_close(struct tu_model *m)
+{
+	int e = pc_close(m->f);
+
+	m->f = NULL;
+	if (e)
+		fail_msg("pc_close %s: %s", m->path, strerror(-e));
+}
+
+void tu_model_apply(struct tu_model *m, size_t off, const void *buf,
+		    size_t len)
+{
+	assert_true(off + len <= m->cap);
+	memcpy(m->data + off, buf, len);	/* a gap before it is zeros */
+	if (off + len > m->size)
+		m->size = off + len;
+}
+
+void tu_model_write(struct tu_model *m, size_t off, size_t len, uint64_t pat)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	ssize_t got;
+
+	assert_non_null(buf);
+	tu_pattern(buf, len, pat, off);
+	got = pc_pwrite(m->f, buf, len, (off_t)off);
+	if (got != (ssize_t)len)
+		fail_msg("pwrite %s (%zu, %zu) = %zd", m->path, off, len, got);
+	tu_model_apply(m, off, buf, len);
+	free(buf);
+}
+
+void tu_model_truncate(struct tu_model *m, size_t len)
+{
+	int e = pc_ftruncate(m->f, (off_t)len);
+
+	if (e)
+		fail_msg("ftruncate %s %zu: %s", m->path, len, strerror(-e));
+	assert_true(len <= m->cap);
+	if (len < m->size)
+		memset(m->data + len, 0, m->size - len);
+	m->size = len;
+	assert_int_equal(pc_size(m->f), (off_t)len);
+}
+
+void tu_model_check(const struct tu_model *m, const void *got, size_t off,
+		    size_t len, const char *what)
+{
+	const unsigned char *g = got;
+	size_t i = 0;
+
+	if (memcmp(g, m->data + off, len) == 0)
+		return;
+	while (g[i] == m->data[off + i])
+		i++;
+	fail_msg("%s %s (%zu, %zu): byte %zu is %#x, the model's %#x", what,
+		 m->path, off, len, off + i, g[i], m->data[off + i]);
+}
+
+void tu_model_read(struct tu_model *m, size_t off, size_t len)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	size_t want = off >= m->size ? 0 : len < m->size - off ? len
+							      : m->size - off;
+	ssize_t got = pc_pread(m->f, buf, len, (off_t)off);
+
+	if (got != (ssize_t)want)
+		fail_msg("pread %s (%zu, %zu) = %zd, want %zu", m->path, off,
+			 len, got, want);
+	tu_model_check(m, buf, off, want, "pread");
+	free(buf);
+}
+
+void tu_model_check_disk(const struct tu_model *m)
+{
+	unsigned char *buf = malloc(m->size + 1);
+	int fd = open(m->path, O_RDONLY);
+	struct stat st;
+
+	assert_non_null(buf);
+	if (fd < 0)
+		fail_msg("open %s: %s", m->path, strerror(errno));
+	assert_int_equal(fstat(fd, &st), 0);
+	if ((size_t)st.st_size != m->size)
+		fail_msg("%s: size on disk %lld, the model's %zu", m->path,
+			 (long long)st.st_size, m->size);
+	assert_int_equal(pread(fd, buf, m->size + 1, 0), (ssize_t)m->size);
+	tu_model_check(m, buf, 0, m->size, "disk");
+	close(fd);
+	free(buf);
 }

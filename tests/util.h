@@ -1,15 +1,75 @@
 /*
  * util.h - what the tests share: a scratch directory, seeded randomness
- * (every random test prints its seed; PC_SEED=N replays it), and cmocka.
+ * (every random test prints its seed; PC_SEED=N replays it), cmocka
+ * assertions that work in any thread, the reference model of a file, and
+ * small helpers (counters, files made around the cache).
+ *
+ * Assertions in threads.  cmocka fails a test by longjmp to the test's
+ * start, which is only defined in the thread that runs the test.  This
+ * header sends cmocka's assertion functions (_assert_true,
+ * _assert_int_equal, ..., _fail: every assert_* macro, fail() and
+ * fail_msg() end in one of them) through tu__*: in the thread running the
+ * test they are cmocka's own; in any other thread a failure is printed,
+ * recorded, and the thread exits (pthread_exit: it holds nothing cmocka
+ * needs).  The test thread fails on a recorded failure when it joins the
+ * thread with tu_join (or calls tu_thread_failures), and at the latest when
+ * the test ends: cmocka_unit_test() here adds a teardown that fails the
+ * test if another thread failed during it.  So worker code uses the usual
+ * asserts and stays short.
  */
 #ifndef PC_TEST_UTIL_H
 #define PC_TEST_UTIL_H
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "pagecache.h"
+
+/* ------------------------------------------------------------------ */
+/* Assertions in any thread.                                            */
+
+void tu__assert_true(const LargestIntegralType result, const char *expr,
+		     const char *file, int line);
+void tu__assert_int_equal(const LargestIntegralType a,
+			  const LargestIntegralType b, const char *file,
+			  int line);
+void tu__assert_int_not_equal(const LargestIntegralType a,
+			      const LargestIntegralType b, const char *file,
+			      int line);
+void tu__assert_string_equal(const char *a, const char *b, const char *file,
+			     int line);
+void tu__assert_memory_equal(const void *a, const void *b, size_t size,
+			     const char *file, int line);
+void tu__fail(const char *file, int line);
+int tu__teardown(void **state);
+
+#ifndef TU_NO_REDIRECT
+#define _assert_true tu__assert_true
+#define _assert_int_equal tu__assert_int_equal
+#define _assert_int_not_equal tu__assert_int_not_equal
+#define _assert_string_equal tu__assert_string_equal
+#define _assert_memory_equal tu__assert_memory_equal
+#define _fail tu__fail
+#undef cmocka_unit_test
+#define cmocka_unit_test(f) cmocka_unit_test_teardown(f, tu__teardown)
+#endif
+
+/* pthread_join, then fail if that or any other thread failed. */
+#define tu_join(t) tu__join((t), __FILE__, __LINE__)
+/* Fail if a thread other than the test's failed since the last check. */
+#define tu_check_threads() tu__check_threads(__FILE__, __LINE__)
+/* Failures other threads recorded since the last call; forgets them. */
+unsigned tu_thread_failures(void);
+void tu__join(pthread_t t, const char *file, int line);
+void tu__check_threads(const char *file, int line);
+
+/* ------------------------------------------------------------------ */
+/* Scratch files, seeds, patterns.                                      */
 
 /* A fresh directory for this test program; removed at exit. */
 const char *tu_dir(void);
@@ -23,5 +83,50 @@ uint64_t tu_rand(uint64_t *state);
 void tu_pattern(void *buf, size_t len, uint64_t seed, uint64_t off);
 /* Is the filesystem of tu_dir() refusing O_DIRECT? (tmpfs) */
 int tu_dir_is_tmpfs(void);
+/* A file of @pages pages of tu_pattern(@seed) written with write(2). */
+void tu_make_file(const char *path, size_t pages, uint64_t seed);
+/* pc_open with POSIX_FADV_RANDOM: one page per miss, no readahead. */
+pc_file *tu_open_random(pc_cache *c, const char *path, int flags);
+/* Read page @idx of a tu_make_file(@seed) file through @f and check it. */
+void tu_read_page(pc_file *f, uint64_t idx, uint64_t seed);
+/* Counter @name of @c (fails the test if there is none). */
+uint64_t tu_vm(pc_cache *c, const char *name);
+void tu_sleep_us(unsigned us);
+
+/* ------------------------------------------------------------------ */
+/* The reference model of a file.                                       */
+/*
+ * What a file must hold after the writes and truncations a test made
+ * through the cache: data[0, size) its bytes, zeros from size to cap (so
+ * an extension reads zeros, as a hole does).  Each helper does the
+ * operation through m->f and to the model, and checks what came back;
+ * failures go through the assertions above, so workers may use them.
+ */
+struct tu_model {
+	char path[600];
+	unsigned char *data;	/* [cap] */
+	size_t size, cap;
+	pc_file *f;		/* open handle, or NULL */
+};
+
+void tu_model_init(struct tu_model *m, const char *path, size_t cap);
+void tu_model_fini(struct tu_model *m);	/* closes m->f if open */
+/* pc_open(@flags) into m->f; O_TRUNC empties the model. */
+void tu_model_open(struct tu_model *m, pc_cache *c, int flags);
+void tu_model_close(struct tu_model *m);
+/* pc_pwrite @len bytes of tu_pattern(@pat) at @off; must return @len. */
+void tu_model_write(struct tu_model *m, size_t off, size_t len, uint64_t pat);
+/* The model's side of a write the caller made itself. */
+void tu_model_apply(struct tu_model *m, size_t off, const void *buf,
+		    size_t len);
+/* pc_ftruncate to @len; must succeed. */
+void tu_model_truncate(struct tu_model *m, size_t len);
+/* pc_pread @len at @off: the count and bytes the model says. */
+void tu_model_read(struct tu_model *m, size_t off, size_t len);
+/* @got[0, len) must be the model's bytes at @off; @what names the source. */
+void tu_model_check(const struct tu_model *m, const void *got, size_t off,
+		    size_t len, const char *what);
+/* The file read with read(2), around the cache: exact size and bytes. */
+void tu_model_check_disk(const struct tu_model *m);
 
 #endif
