@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct iovec;
 struct stat;
 
 #ifdef __cplusplus
@@ -56,6 +57,15 @@ typedef struct pc_page  pc_page;
  * -ENOMEM when the budget cannot be allocated.
  */
 int pc_cache_create(pc_cache **out, const char *config);
+
+/*
+ * pc_config_check - parse @config as pc_cache_create does, creating
+ * nothing: for a tool that passes a configuration on (pagecache exec).
+ * Returns 0, or -EINVAL for an unknown key or a bad value (a message on
+ * stderr says which).  A budget too small for its nodes is found only by
+ * pc_cache_create.
+ */
+int pc_config_check(const char *config);
 
 /*
  * pc_cache_destroy - write back every dirty page, stop the threads, free all.
@@ -123,6 +133,35 @@ ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off);
  * for pc_pread, or (O_SYNC/O_DSYNC) the writeback error.
  */
 ssize_t pc_pwrite(pc_file *f, const void *buf, size_t len, off_t off);
+
+/* Flags for pc_writev. */
+#define PC_RW_APPEND	0x1	/* at end of file, as with O_APPEND */
+#define PC_RW_NOAPPEND	0x2	/* at *pos even if the file is O_APPEND */
+#define PC_RW_DSYNC	0x4	/* this write as with O_DSYNC */
+#define PC_RW_SYNC	0x8	/* this write as with O_SYNC */
+
+/*
+ * pc_readv - read into @iovcnt buffers, in order, from *@pos on, and
+ * advance *@pos by the count read (the caller keeps a file position, as a
+ * kernel file description does; pass a copy for a positional read).
+ * Returns the count (short at end of file, 0 past it), or -EINVAL (NULL
+ * @f or @pos, *@pos < 0, @iovcnt < 0 or > IOV_MAX, a NULL buffer with a
+ * length, lengths summing past SSIZE_MAX), and otherwise as pc_pread.
+ */
+ssize_t pc_readv(pc_file *f, const struct iovec *iov, int iovcnt, off_t *pos);
+
+/*
+ * pc_writev - write @iovcnt buffers, gathered in order, as one write: at
+ * *@pos, or at end of file when the file is O_APPEND (unless
+ * PC_RW_NOAPPEND) or @flags has PC_RW_APPEND; concurrent appends never
+ * interleave.  *@pos ends past the data written (for an append, at the
+ * end of the data: the file offset write(2) leaves).
+ * Returns the count, or -EINVAL (as pc_readv; unknown @flags, or APPEND
+ * with NOAPPEND), and otherwise as pc_pwrite (a short count if an error
+ * met part way: the bytes before it are written).
+ */
+ssize_t pc_writev(pc_file *f, const struct iovec *iov, int iovcnt, off_t *pos,
+		  int flags);
 
 /*
  * pc_fsync, pc_fdatasync - write the file's dirty pages, wait for them, and

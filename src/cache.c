@@ -379,6 +379,13 @@ int pc__config_parse(struct pc_config *cfg, const char *s)
 	return 0;
 }
 
+PC_EXPORT int pc_config_check(const char *config)
+{
+	struct pc_config cfg;
+
+	return pc__config_parse(&cfg, config);
+}
+
 /* ------------------------------------------------------------------ */
 /* Per-thread contexts.                                                 */
 

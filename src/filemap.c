@@ -24,7 +24,9 @@
  *   refcount of a cached page: 1 for the mapping, +1 per reader, pinner,
  *   LRU batch or in-flight read.  Creation's reference goes to the I/O.
  *
- * Write: i_rwsem shared (exclusive for O_APPEND), then per page: find or
+ * Write (write_iter, behind pc_pwrite and pc_writev, which gathers from
+ * an iovec): i_rwsem shared (exclusive for an append, O_APPEND or
+ * PC_RW_APPEND, so that appends never interleave), then per page: find or
  * create it locked, read it first if the write covers it partly and it is
  * not uptodate (zero it instead when it lies past end of file), copy,
  * mark it dirty, unlock; then balance_dirty_pages.  A page created by a
@@ -38,6 +40,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <urcu-bp.h>
 
@@ -539,22 +542,70 @@ static bool write_stream(struct pc_file *f, uint64_t off, size_t len)
 	return run >= pc_max(f->ra.max, 64u) && pc__stream_dropbehind(f->mapping);
 }
 
-PC_EXPORT ssize_t pc_pwrite(pc_file *f, const void *buf, size_t len, off_t off)
+/* A position in an iovec array, for copies that cross segments. */
+struct iov_cursor {
+	const struct iovec *iov;
+	size_t in;		/* bytes of *iov already copied */
+};
+
+static void iov_copy_from(struct iov_cursor *cur, char *dst, size_t n)
 {
-	struct pc_mapping *m;
-	struct pc_cache *c;
+	while (n) {
+		size_t k = pc_min(n, cur->iov->iov_len - cur->in);
+
+		memcpy(dst, (const char *)cur->iov->iov_base + cur->in, k);
+		dst += k;
+		n -= k;
+		cur->in += k;
+		if (cur->in == cur->iov->iov_len) {
+			cur->iov++;
+			cur->in = 0;
+		}
+	}
+}
+
+/* Check @iov (NULL with @cnt 0 is fine) and sum its lengths into *total. */
+static int check_iov(const struct iovec *iov, int cnt, size_t *total)
+{
+	size_t sum = 0;
+
+	if (cnt < 0 || cnt > IOV_MAX || (cnt && !iov))
+		return -EINVAL;
+	for (int i = 0; i < cnt; i++) {
+		if ((!iov[i].iov_base && iov[i].iov_len) ||
+		    iov[i].iov_len > SSIZE_MAX - sum)
+			return -EINVAL;
+		sum += iov[i].iov_len;
+	}
+	*total = sum;
+	return 0;
+}
+
+/*
+ * The write path: @len bytes from @iov at *pos, or at end of file for an
+ * append (i_rwsem exclusive, so appends never interleave); *pos ends past
+ * the data written.  @flags: PC_RW_*, checked by the caller.
+ */
+static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
+			  size_t len, off_t *pos, int flags)
+{
+	struct pc_mapping *m = f->mapping;
+	struct pc_cache *c = f->cache;
+	struct iov_cursor cur = { iov, 0 };
 	unsigned dirtied = 0;
 	size_t done = 0;
 	bool excl, stream, cont;
+	off_t off = *pos;
 	int r = 0;
 
-	if ((r = check_rw_args(f, buf, len, off)))
-		return r;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
-	m = f->mapping;
-	c = f->cache;
-	excl = f->flags & O_APPEND;
+	excl = (flags & PC_RW_APPEND) ||
+	       ((f->flags & O_APPEND) && !(flags & PC_RW_NOAPPEND));
+	if (!len)
+		return 0;
+	while (cur.iov->iov_len == 0)	/* empty leading segments */
+		cur.iov++;
 	if (excl)
 		pthread_rwlock_wrlock(&m->i_rwsem);
 	else
@@ -594,7 +645,7 @@ PC_EXPORT ssize_t pc_pwrite(pc_file *f, const void *buf, size_t len, off_t off)
 				break;
 			}
 		}
-		memcpy((char *)page_data(c, p) + in, (const char *)buf + done, n);
+		iov_copy_from(&cur, (char *)page_data(c, p) + in, n);
 		page_set(p, PG_uptodate);
 		page_clear(p, PG_error);
 		size_extend(m, (int64_t)(pos + n));
@@ -610,15 +661,75 @@ out:
 	pthread_rwlock_unlock(&m->i_rwsem);
 	if (dirtied)
 		pc__balance_dirty_pages(m, dirtied);
-	if (done && (f->flags & (O_SYNC | O_DSYNC))) {
+	*pos = off + (off_t)done;
+	if (done && ((f->flags & (O_SYNC | O_DSYNC)) ||
+		     (flags & (PC_RW_SYNC | PC_RW_DSYNC)))) {
+		bool data_only = (f->flags & O_SYNC) != O_SYNC &&
+				 !(flags & PC_RW_SYNC);
 		int e = pc__fsync_range(f, (uint64_t)off >> PC_PAGE_SHIFT,
 					((uint64_t)off + done - 1) >> PC_PAGE_SHIFT,
-					(f->flags & O_SYNC) != O_SYNC);
+					data_only);
 
 		if (e)
 			return e;
 	}
 	return done ? (ssize_t)done : r;
+}
+
+PC_EXPORT ssize_t pc_pwrite(pc_file *f, const void *buf, size_t len, off_t off)
+{
+	struct iovec iov = { (void *)buf, len };
+	int r;
+
+	if ((r = check_rw_args(f, buf, len, off)))
+		return r;
+	return write_iter(f, &iov, len, &off, 0);
+}
+
+PC_EXPORT ssize_t pc_writev(pc_file *f, const struct iovec *iov, int iovcnt,
+			    off_t *pos, int flags)
+{
+	size_t len;
+	int r;
+
+	if (!f || !pos || *pos < 0 ||
+	    (flags & ~(PC_RW_APPEND | PC_RW_NOAPPEND | PC_RW_DSYNC | PC_RW_SYNC)) ||
+	    (flags & PC_RW_APPEND && flags & PC_RW_NOAPPEND))
+		return -EINVAL;
+	if ((r = check_iov(iov, iovcnt, &len)))
+		return r;
+	return write_iter(f, iov, len, pos, flags);
+}
+
+PC_EXPORT ssize_t pc_readv(pc_file *f, const struct iovec *iov, int iovcnt,
+			   off_t *pos)
+{
+	size_t len, done = 0;
+	int r;
+
+	if (!f || !pos || *pos < 0)
+		return -EINVAL;
+	if ((r = check_iov(iov, iovcnt, &len)))
+		return r;
+	if ((f->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	for (int i = 0; i < iovcnt && done < len; i++) {
+		ssize_t n;
+
+		if (!iov[i].iov_len)
+			continue;
+		n = pc_pread(f, iov[i].iov_base, iov[i].iov_len, *pos + (off_t)done);
+		if (n < 0) {
+			if (done)
+				break;
+			return n;
+		}
+		done += (size_t)n;
+		if ((size_t)n < iov[i].iov_len)
+			break;	/* end of file */
+	}
+	*pos += (off_t)done;
+	return (ssize_t)done;
 }
 
 /* ------------------------------------------------------------------ */

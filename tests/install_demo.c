@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "failed: %s\n", #x); return 1; } } while (0)
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/demo.dat", dir);
+	CHECK(pc_config_check("memory=1M") == 0);
+	CHECK(pc_config_check("no_such_key=1") == -EINVAL);
 	CHECK(pc_cache_create(&c, "memory=1M") == 0);
 	CHECK(pc_thread_set_node(c, 0) == 0);
 	CHECK(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f) == 0);
@@ -50,6 +53,13 @@ int main(int argc, char **argv)
 	fd = open(path, O_RDONLY);
 	CHECK(fd >= 0 && pc_open_fd(c, fd, O_RDONLY, &g) == 0);
 	CHECK(pc_pread(g, buf, sizeof(buf), 0) == 4096 && buf[100] == 'x');
+	{
+		struct iovec iov = { buf, 8 };
+		off_t pos = 100;
+
+		CHECK(pc_readv(g, &iov, 1, &pos) == 8 && pos == 108);
+		CHECK(pc_writev(f, &iov, 1, &pos, PC_RW_APPEND) == 8 && pos == 4104);
+	}
 	CHECK(pc_close(g) == 0 && close(fd) == 0);
 	CHECK(pc_vmstat(c, pc_vmstat_name(0), &v) == 0);
 	CHECK(pc_vmstat(c, "no_such_counter", &v) == -ENOENT);
