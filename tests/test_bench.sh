@@ -12,7 +12,10 @@
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
 #      so, on screen and in its file;
 #   4. a run interrupted by SIGINT exits 130, marks its result partial and
-#      leaves no test file behind (kernel and pagecache engines).
+#      leaves no test file behind (kernel and pagecache engines);
+#   5. --profile stores perf's top symbols as perf-profile.self.cycles-pp.*
+#      metrics (kernel symbols for the kernel engine); without perf the
+#      run says so and goes on.
 #
 # Exit 0 pass, 1 fail, 77 skip (no python3 to read the JSON).  Test files
 # go under $PC_TEST_DIR (default /var/tmp: O_DIRECT needs a disk).
@@ -319,6 +322,41 @@ for engine in kernel pagecache; do
 		sed 's/^/    /' "$tmp/int.log"
 	fi
 done
+
+# ---------------------------------------------------------------- 5 ---
+echo "== --profile: perf's top symbols as metrics; without perf, said and run"
+out=$(PC_PERF=/nonexistent/perf "$bin" bench --workload seq-write --engine kernel \
+      --budget 8M --reps 1 --profile --dir "$tmp/files" --out "$tmp/noperf" 2>&1); rc=$?
+prof=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["reps"][0]["metrics"]; print(sum(k.startswith("perf-profile.") for k in m))' \
+       "$tmp/noperf/seq-write-kernel.json" 2>&1)
+if [ "$rc" -eq 0 ] && grep -q "perf not found.*running without profiles" <<<"$out" && [ "$prof" = 0 ]; then
+	ok "no perf: said once, the run goes on without profiles"
+else
+	fail "no perf: exit $rc, $prof profile metrics: $out"
+fi
+if perf record -e cpu-clock -q -o "$tmp/probe.data" -- true >/dev/null 2>&1; then
+	out=$("$bin" bench --workload seq-write --engine pagecache,kernel --budget 8M \
+	      --reps 1 --profile --dir "$tmp/files" --out "$tmp/prof" 2>&1); rc=$?
+	[ "$rc" -eq 0 ] || fail "bench --profile: exit $rc: $out"
+	python3 - "$tmp/prof" <<'EOF2' || failed=1
+import json, sys
+bad = 0
+for e in ["pagecache", "kernel"]:
+    rep = json.load(open("%s/seq-write-%s.json" % (sys.argv[1], e)))["reps"][0]
+    prof = rep.get("profile", {})
+    names = [k for k in rep["metrics"] if k.startswith("perf-profile.self.cycles-pp.")]
+    ok = prof.get("samples", 0) > 0 and len(names) == len(prof.get("top", [])) > 0 \
+        and all(0 < rep["metrics"][k] <= 100 for k in names)
+    if e == "kernel":	# the write path is the kernel's: its symbols show
+        ok = ok and any(s["kernel"] for s in prof["top"])
+    print(("ok   " if ok else "FAIL ") + "--profile on %s: %d symbols, %s" %
+          (e, len(names), names[:3] if ok else prof))
+    bad |= not ok
+sys.exit(bad)
+EOF2
+else
+	echo "   (perf cannot record here: the profile itself is not checked)"
+fi
 
 [ "$failed" -eq 0 ] && echo "all bench checks passed"
 exit "$failed"

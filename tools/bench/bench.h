@@ -15,6 +15,7 @@
  *   engine_limit.c  limit: the hit path's physical limit (a huge-page buffer)
  *   cgroup.c     the memory cgroup the kernel engines run in
  *   machine.c    machine and filesystem facts, kernel feature probes
+ *   profile.c    --profile: perf record of each repetition, its top symbols
  *   util.c       sizes, clocks, buffers, threads, test files
  *   workloads.c  the workload table
  *   wl_*.c       the workloads, each written once against the engine ops
@@ -163,6 +164,7 @@ struct pcb_opts {
 	const char *dir;		/* test files go in a folder under it */
 	const char *label;		/* --label, or NULL */
 	bool trace;
+	bool profile;			/* perf record each repetition */
 	bool tty;			/* progress line on stderr */
 	unsigned engines;		/* mask of PCB_ENG() */
 	char na[PCB_NR_ENGINES][160];	/* why an engine cannot run here */
@@ -239,6 +241,7 @@ struct pcb_run {
 	const char *dir;		/* this repetition's own folder */
 	const char *config;		/* pagecache config string */
 	const char *cgroup;		/* cgroup folder, or NULL */
+	const struct pcb_profile *profile;	/* --profile's fifos, or NULL */
 	int cg_version;
 	int rep;			/* 1-based */
 	double limit_s;			/* untimed workloads stop here, s */
@@ -349,6 +352,33 @@ void pcb_cgroup_destroy(struct pcb_cgroup *cg);
 /* memory.stat as name -> integer (NULL on failure) */
 json_t *pcb_cgroup_stat(const char *dir);
 int pcb_cgroup_read_u64(const char *dir, const char *file, uint64_t *v);
+
+/* ------------------------------------------------------------------ */
+/* Profiles (profile.c).                                               */
+
+#define PCB_PROFILE_PREFIX	"perf-profile.self.cycles-pp."	/* LKP's */
+#define PCB_PROFILE_TOP		20	/* symbols kept per repetition */
+
+/* One repetition's perf record, set up by the parent. */
+struct pcb_profile {
+	char ctl[1100], ack[1100];	/* perf's --control fifos */
+	char data[1100], log[1100];
+	pid_t pid;			/* perf record; 0: none */
+};
+
+/* 0 if perf can record here; else -ENOENT and why. */
+int pcb_profile_probe(const char *dir, char *why, size_t len);
+/* Parent: name the files of repetition @rep under @root, make the fifos. */
+void pcb_profile_paths(struct pcb_profile *p, const char *root, int rep);
+int pcb_profile_prepare(struct pcb_profile *p);
+/* Parent: perf record -p @target, events off until the child says. */
+void pcb_profile_attach(struct pcb_profile *p, pid_t target);
+/* Parent, after the child is gone: the top symbols into @rep's metrics
+ * (PCB_PROFILE_PREFIX "SYMBOL": percent of samples) and "profile". */
+void pcb_profile_finish(struct pcb_profile *p, json_t *rep);
+/* Child: send perf "enable" or "disable" and wait for its ack; without
+ * --profile a no-op.  On failure profiling stops for the repetition. */
+int pcb_profile_ctl(struct pcb_run *r, const char *cmd);
 
 /* ------------------------------------------------------------------ */
 /* Machine and filesystem (machine.c).                                 */

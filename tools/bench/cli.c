@@ -7,8 +7,9 @@
  * check ── each budget (not too small, not more than the machine has), the test
  *   │      folder (exists, O_DIRECT where an engine needs it), free space
  *   │      for the largest workload at the largest budget, RWF_DONTCACHE
- *   │      (refused: dontcache is n/a, said once), the pagecache config at
- *   │      each budget (tried in a child)
+ *   │      (refused: dontcache is n/a, said once), perf for --profile
+ *   │      (missing or refused: said once, the run goes on unprofiled), the
+ *   │      pagecache config at each budget (tried in a child)
  * run ──── pcb_run_all (runner.c)
  *
  * `run` is `bench` with the default suite's defaults (shorter timed
@@ -72,6 +73,10 @@ static void usage(FILE *f, bool suite)
 "                        at the end (default /var/tmp: a disk, not tmpfs)\n"
 "      --label NAME      the pagecache engine's set name in results\n"
 "      --trace           record a trace of each pagecache repetition\n"
+"      --profile         perf record -e cpu-clock each repetition's measured\n"
+"                        part; its top symbols become metrics\n"
+"                        perf-profile.self.cycles-pp.SYMBOL (%% of samples)\n"
+"                        (run: on; bench: off; --no-profile: off)\n"
 "      --list            list workloads and engines, then exit\n"
 "  -h, --help            this help\n",
 		suite ? SUITE_DURATION : BENCH_DURATION, SUITE_MAX_TIME);
@@ -204,7 +209,8 @@ static int parse_set(struct pcb_opts *o, const char *arg)
 
 static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 {
-	enum { OPT_DIR = 256, OPT_LABEL, OPT_TRACE, OPT_LIST, OPT_MAX_TIME };
+	enum { OPT_DIR = 256, OPT_LABEL, OPT_TRACE, OPT_LIST, OPT_MAX_TIME,
+	       OPT_PROFILE, OPT_NO_PROFILE };
 	static const struct option longopts[] = {
 		{ "workload", required_argument, NULL, 'w' },
 		{ "engine", required_argument, NULL, 'e' },
@@ -217,6 +223,8 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "trace", no_argument, NULL, OPT_TRACE },
+		{ "profile", no_argument, NULL, OPT_PROFILE },
+		{ "no-profile", no_argument, NULL, OPT_NO_PROFILE },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -275,6 +283,10 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 			break;
 		case OPT_TRACE:
 			o->trace = true;
+			break;
+		case OPT_PROFILE:
+		case OPT_NO_PROFILE:
+			o->profile = ch == OPT_PROFILE;
 			break;
 		case OPT_LIST:
 			list();
@@ -395,6 +407,14 @@ static int checks(struct pcb_opts *o)
 			 strerror(-err));
 		printf("dontcache: skipped: %s\n", o->na[PCB_DONTCACHE]);
 	}
+	if (o->profile) {
+		char why[300];
+
+		if (pcb_profile_probe(o->dir, why, sizeof(why)) < 0) {
+			printf("--profile: %s: running without profiles\n", why);
+			o->profile = false;
+		}
+	}
 	if (mkdir(o->out, 0755) < 0 && errno != EEXIST) {
 		/* bench/results/<stamp>: make the parents too */
 		char path[1024];
@@ -433,6 +453,7 @@ static int bench(int argc, char **argv, bool suite, char ***files)
 	o->reps = 3;
 	o->duration = suite ? SUITE_DURATION : BENCH_DURATION;
 	o->max_time = suite ? SUITE_MAX_TIME : 0;
+	o->profile = suite;
 	o->cpus = cpus > 0 ? (int)cpus : 1;
 	o->dir = "/var/tmp";
 	o->engines = PCB_ENG_EVERY;
@@ -464,11 +485,12 @@ static int bench(int argc, char **argv, bool suite, char ***files)
 		len += pcb_fmt(size + len, sizeof(size) - (size_t)len, "%s%s",
 			       b ? "," : "", one);
 	}
-	printf("pagecache %s: %d workload%s, budget%s %s, %d rep%s, timed runs %g s; "
+	printf("pagecache %s: %d workload%s, budget%s %s, %d rep%s, timed runs %g s%s; "
 	       "test files under %s; results in %s\n", suite ? "run" : "bench",
 	       o->nr_workloads, o->nr_workloads == 1 ? "" : "s",
 	       o->nr_budgets == 1 ? "" : "s", size, o->reps,
-	       o->reps == 1 ? "" : "s", o->duration, o->dir, o->out);
+	       o->reps == 1 ? "" : "s", o->duration,
+	       o->profile ? ", perf profiles" : "", o->dir, o->out);
 	fflush(stdout);
 	rc = pcb_run_all(o, files);
 	free(o);

@@ -6,7 +6,7 @@
  *   start        the engine (pagecache: a fresh pc_cache, budget touched)
  *   counters     snapshot ─┐
  *   sampler      adaptive ─┤  the workload's measured part, deadline set
- *   run          ──────────┘
+ *   run          ──────────┘  (--profile: perf's events on around it only)
  *   counters     snapshot: deltas, rusage, derived figures (a workload
  *                may also snapshot its phases: pcb_counters, pcb_phase_end)
  *   stop         the engine (pagecache: pc_cache_destroy writes back)
@@ -356,6 +356,7 @@ json_t *pcb_rep_run(struct pcb_run *r)
 
 	r->metrics = json_object();
 	r->directions = json_object();
+	pcb_profile_ctl(r, "disable");	/* perf is attached: events still off */
 	if (r->wl->prepare)
 		err = r->wl->prepare(r);
 	if (!err) {
@@ -378,7 +379,9 @@ json_t *pcb_rep_run(struct pcb_run *r)
 			pcb_fail(r, err, "cannot start the sampler");
 	}
 	if (!err) {
+		pcb_profile_ctl(r, "enable");
 		err = r->wl->run(r);
+		pcb_profile_ctl(r, "disable");
 		getrusage(RUSAGE_SELF, &ru1);
 		after = pcb_counters(r);
 		r->vm = delta(before, after);

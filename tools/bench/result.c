@@ -116,6 +116,8 @@ void pcb_result_add_rep(struct pcb_result *res, json_t *rep)
 		json_object_set(keep, "phases", json_object_get(rep, "phases"));
 	if (json_object_get(rep, "trace"))
 		json_object_set(keep, "trace", json_object_get(rep, "trace"));
+	if (json_object_get(rep, "profile"))
+		json_object_set(keep, "profile", json_object_get(rep, "profile"));
 	json_array_append_new(res->reps, keep);
 	json_decref(rep);
 }

@@ -7,7 +7,9 @@
  *       <test dir>/pagecache-bench.<pid>/<n>/      fresh, empty
  *       fork ── child: enter the cgroup (kernel engines), pcb_rep_run(),
  *               │      its JSON down the pipe, exit
- *               └─ parent: read the pipe (progress line, watchdog), wait,
+ *               └─ parent: (--profile: perf record the child, profile.c)
+ *                  read the pipe (progress line, watchdog), wait,
+ *                  (--profile: its top symbols into the JSON)
  *                  remove the repetition's folder
  *     write the result file, print its summary line
  *
@@ -135,7 +137,7 @@ static json_t *error_rep(const char *fmt, const char *what)
 
 static void __attribute__((noreturn))
 child_main(const struct run_ctx *c, const char *dir, int rep,
-	   const char *trace, int fd)
+	   const char *trace, const struct pcb_profile *prof, int fd)
 {
 	struct pcb_run r;
 	json_t *out;
@@ -154,6 +156,7 @@ child_main(const struct run_ctx *c, const char *dir, int rep,
 	r.rep = rep;
 	r.limit_s = rep_limit(c);
 	r.config = c->config;
+	r.profile = prof;
 	if (c->ops->in_cgroup && c->cg->ok) {
 		r.cgroup = c->cg->dir;
 		r.cg_version = c->cg->version;
@@ -210,6 +213,8 @@ static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	uint64_t t0 = pcb_now_ns(), limit_ns, killed_at = 0;
+	struct pcb_profile prof;
+	bool profiling = c->opt->profile;
 	json_t *out;
 	pid_t pid;
 
@@ -217,6 +222,10 @@ static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 	pcb_rmtree(dir);
 	if (pcb_mkdir(dir) < 0)
 		return error_rep("cannot make %s", dir);
+	if (profiling) {
+		pcb_profile_paths(&prof, c->root, rep);
+		profiling = pcb_profile_prepare(&prof) == 0;
+	}
 	if (c->ops->in_cgroup)
 		pcb_cgroup_reset(c->cg);
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -230,9 +239,11 @@ static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(c, dir, rep, trace, fds[1]);
+		child_main(c, dir, rep, trace, profiling ? &prof : NULL, fds[1]);
 	}
 	child = pid;
+	if (profiling)
+		pcb_profile_attach(&prof, pid);
 	if (pcb_stop)			/* Ctrl-C raced the fork */
 		kill(pid, SIGINT);
 	close(fds[1]);
@@ -282,6 +293,8 @@ static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 	free(buf);
 	if (!out)
 		out = child_death(c, status);
+	if (profiling)
+		pcb_profile_finish(&prof, out);
 	if (killed_at) {
 		json_object_set_new(out, "status", json_string("error"));
 		json_object_set_new(out, "reason", json_string(
