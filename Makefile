@@ -40,6 +40,11 @@ else
 $(error unknown V=$(V): release, test, asan or tsan)
 endif
 
+# The tools see the public header only: no -Isrc, so none can include
+# the library's internals.  The one exception, the trace file's format, is
+# reached by its path (tools/trace/trace.h: "../../src/trace_fmt.h").
+$(BUILD)/tools/%.o: CPPFLAGS := $(filter-out -Isrc,$(CPPFLAGS))
+
 LIB_SRC   := $(sort $(wildcard src/*.c))
 TOOL_SRC  := $(sort $(wildcard tools/*.c tools/*/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))

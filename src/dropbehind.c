@@ -161,7 +161,7 @@ bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
 			if (page_test(p, PG_dirty)) {
 				page_ref_unfreeze(p, expected);
 			} else {
-				pc_trace(c, PC_TR_EVICT, p, 1);
+				pc_trace(c, PC_TR_EVICT, p, PC_TRACE_EV_DROPBEHIND);
 				pc__delete_from_page_cache_locked(m, p, NULL);
 				dropped = true;
 			}
@@ -203,7 +203,7 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 			page_ref_unfreeze(p, 2);
 			continue;
 		}
-		pc_trace(c, PC_TR_EVICT, p, 1);
+		pc_trace(c, PC_TR_EVICT, p, PC_TRACE_EV_DROPBEHIND);
 		pc__delete_from_page_cache_locked(m, p, NULL);
 		gone[i] = true;
 	}

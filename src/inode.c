@@ -127,7 +127,7 @@ static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 				pc__account_page_cleaned(m, p);
 				page_clear(p, PG_reclaim);
 				page_clear(p, PG_dropbehind);
-				pc_trace(c, PC_TR_EVICT, p, 2);
+				pc_trace(c, PC_TR_EVICT, p, PC_TRACE_EV_REMOVE);
 				pc__lock(&m->tree_lock);
 				pc__delete_from_page_cache_locked(m, p, NULL);
 				pc__unlock(&m->tree_lock);

@@ -110,8 +110,7 @@ static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 			continue;	/* truncated while batched */
 		page_set(p, PG_lru);
 		pc__lru_add_locked(n, p, false);
-		pc_trace(c, PC_TR_LRU_INSERT, p, page_test(p, PG_workingset) ? 3 :
-			 page_test(p, PG_rapage) ? 2 : page_test(p, PG_dirty) ? 1 : 0);
+		pc_trace(c, PC_TR_LRU_INSERT, p, pc_trace_insert_reason(p));
 		if (page_test(p, PG_active))
 			pc__inc(c, n->id, pgactivate);
 	}

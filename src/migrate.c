@@ -282,12 +282,10 @@ static void replace_locked(struct pc_cache *c, struct pc_mapping *m,
 	pc__lock(&tn->lru_lock);
 	page_set(new, PG_lru);
 	pc__lru_add_locked(tn, new, false);
-	pc_trace(c, PC_TR_LRU_INSERT, new,
-		 page_test(new, PG_workingset) ? 3 :
-		 page_test(new, PG_rapage) ? 2 : page_test(new, PG_dirty) ? 1 : 0);
+	pc_trace(c, PC_TR_LRU_INSERT, new, pc_trace_insert_reason(new));
 	pc__unlock(&tn->lru_lock);
 
-	pc_trace(c, PC_TR_EVICT, old, 3);
+	pc_trace(c, PC_TR_EVICT, old, PC_TRACE_EV_MIGRATE);
 	old = pc__tree_store(&m->tree, index, new);
 	atomic_store_explicit(&old->mapping, NULL, memory_order_release);
 }

@@ -58,10 +58,15 @@
 
 #include "internal.h"
 #include "tracepoint.h"
-#include "trace_fmt.h"
 
-_Static_assert(PC_TR_NR_EVENTS == PC_TRACE_NR_EVENTS, "trace_fmt.h's count");
-_Static_assert(PG_nr_flags <= 16, "page flags fit the record's u16");
+/* A record stores p->flags as it is: the format's bits are page.h's. */
+#define PC_TRACE_PG_CHECK(name) \
+	_Static_assert((int)PC_TRACE_PG_##name == (int)PG_##name, \
+		       "trace bit " #name);
+PC_TRACE_PAGE_FLAGS(PC_TRACE_PG_CHECK)
+#undef PC_TRACE_PG_CHECK
+_Static_assert((int)PC_TRACE_NR_PAGE_FLAGS == (int)PG_nr_flags,
+	       "every page flag traced");
 _Static_assert(PC_MAX_NODES <= 256, "node fits the record's u8");
 
 #define WBUF_SIZE (1u << 20)		/* the drain thread's write buffer */
@@ -292,7 +297,7 @@ void pc__trace_emit(struct pc_cache *c, int event, struct pc_page *p,
 	uint64_t h, tail;
 	int node;
 
-	PC_ASSERT(event >= 0 && event < PC_TR_NR_EVENTS);
+	PC_ASSERT(event >= 0 && event < PC_TRACE_NR_EVENTS);
 	if (!t)
 		return;
 	node = page_node(c, p)->id;
@@ -625,7 +630,7 @@ int pc__trace_open(struct pc_cache *c, const char *path)
 	h.start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u +
 			      (uint64_t)rt.tv_nsec;
 	h.pid = (uint32_t)getpid();
-	h.nr_page_flags = PG_nr_flags;
+	h.nr_page_flags = PC_TRACE_NR_PAGE_FLAGS;
 	header_note(c, h.note, sizeof(h.note));
 	err = write_all(t->fd, &h, sizeof(h));
 	if (err) {

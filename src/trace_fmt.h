@@ -1,7 +1,14 @@
 /*
- * trace_fmt.h - the trace file's on-disk structures, shared by the writer
+ * trace_fmt.h - the trace file's format, shared by the writer
  * (src/trace.c) and the reader (tools/trace/reader.c, whose header comment
- * documents the format in full), and trace.c's test knobs.
+ * documents the format in full): the on-disk structures, the event
+ * numbers, the page flag bits of a record, the insert reasons and the
+ * eviction kinds.
+ *
+ * Self-contained: it includes only standard headers, so the tools read a
+ * trace without seeing the library's internals.  A record stores the
+ * page's in-memory flag word as it was; trace.c asserts that every
+ * PC_TRACE_PG_* below is the PG_* bit of page.h it names.
  *
  * Native byte order, fixed-size fields, no padding holes (the asserts
  * below).  A file is: one header, then blocks, the last one the footer.
@@ -9,17 +16,47 @@
 #ifndef PC_TRACE_FMT_H
 #define PC_TRACE_FMT_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #define PC_TRACE_MAGIC "PCTRACE"	/* 8 bytes with its NUL */
 #define PC_TRACE_VERSION 1
 #define PC_TRACE_BLOCK_MAGIC 0x42544350u	/* "PCTB" little-endian */
-#define PC_TRACE_NR_EVENTS 9	/* = PC_TR_NR_EVENTS of tracepoint.h */
 
 enum pc_trace_block_type {
 	PC_TRACE_BLK_EVENTS = 1,	/* count records of one thread */
 	PC_TRACE_BLK_FOOTER = 2,	/* summary + count thread entries */
+};
+
+/* Events (a record's event field). */
+enum pc_trace_event {
+	PC_TR_LRU_INSERT,	/* a page went on an LRU list: arg, the reason */
+	PC_TR_ACTIVATE,		/* inactive -> active */
+	PC_TR_DEACTIVATE,	/* active -> inactive */
+	PC_TR_ROTATE,		/* back to the inactive list's tail */
+	PC_TR_EVICT,		/* left the cache: arg, the kind */
+	PC_TR_REFAULT,		/* a shadow was found: arg, the distance */
+	PC_TR_WB_START,		/* writeback started */
+	PC_TR_WB_END,		/* writeback ended */
+	PC_TR_DIRTY,		/* a clean page was dirtied */
+	PC_TRACE_NR_EVENTS
+};
+
+/*
+ * Page flag bits of a record's flags field: the library's PG_* bits
+ * (src/page.h), which trace.c checks one by one.  X(name) for each, in
+ * bit order.
+ */
+#define PC_TRACE_PAGE_FLAGS(X) \
+	X(locked) X(waiters) X(referenced) X(uptodate) X(dirty) \
+	X(writeback) X(reclaim) X(readahead) X(active) X(lru) \
+	X(workingset) X(error) X(unevictable) X(dropbehind) X(hint) \
+	X(rapage)
+
+enum pc_trace_page_flag {
+#define PC_TRACE_PG_ENUM(name) PC_TRACE_PG_##name,
+	PC_TRACE_PAGE_FLAGS(PC_TRACE_PG_ENUM)
+#undef PC_TRACE_PG_ENUM
+	PC_TRACE_NR_PAGE_FLAGS
 };
 
 /* Insert reasons (arg of PC_TR_LRU_INSERT). */
@@ -52,7 +89,7 @@ struct pc_trace_file_header {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at open */
 	uint64_t start_realtime_ns;	/* CLOCK_REALTIME at open */
 	uint32_t pid;
-	uint32_t nr_page_flags;		/* PG_nr_flags of the writer */
+	uint32_t nr_page_flags;		/* PC_TRACE_NR_PAGE_FLAGS */
 	char note[192];			/* the cache's policies, text */
 };
 
@@ -70,7 +107,8 @@ struct pc_trace_rec {
 	uint32_t pfn;			/* frame number in the cache */
 	uint32_t mapping;		/* inode number folded to 32 bits; 0 none */
 	uint32_t arg;			/* per event: reason, distance, kind */
-	uint16_t flags;			/* page flags at the event (page.h) */
+	uint16_t flags;			/* page flags at the event
+					   (1 << PC_TRACE_PG_*) */
 	uint8_t event;			/* enum pc_trace_event */
 	uint8_t node;			/* node of the frame */
 };
@@ -94,29 +132,12 @@ _Static_assert(sizeof(struct pc_trace_block) == 16, "block size");
 _Static_assert(sizeof(struct pc_trace_rec) == 32, "record size");
 _Static_assert(sizeof(struct pc_trace_footer) == 32, "footer size");
 _Static_assert(sizeof(struct pc_trace_thread_stat) == 24, "thread stat size");
+_Static_assert(PC_TRACE_NR_PAGE_FLAGS <= 16, "page flags fit the record's u16");
 
 /* Fold an inode number into the record's 32-bit mapping field. */
 static inline uint32_t pc_trace_fold_ino(uint64_t ino)
 {
 	return (uint32_t)(ino ^ (ino >> 32));
 }
-
-/* ------------------------------------------------------------------ */
-/* trace.c's knobs, for tests.                                         */
-
-struct pc_cache;
-
-/* Records per ring for rings made from now on; a power of two >= 2. */
-extern _Atomic unsigned pc__trace_ring_records;
-#define PC_TRACE_RING_DEFAULT 16384u
-/* The event clock; tests set it before pc__trace_open and reset it after
- * pc__trace_close (NULL: CLOCK_MONOTONIC). */
-extern uint64_t (*pc__trace_clock)(void);
-/* Stop (or restart) the drain thread's passes; pc__trace_flush still works. */
-void pc__trace_pause(struct pc_cache *c, bool paused);
-/* Drain every ring to the file now; returns records written. */
-uint64_t pc__trace_flush(struct pc_cache *c);
-/* Records waiting in the calling thread's ring of @c (0 if it has none). */
-unsigned pc__trace_ring_fill(struct pc_cache *c);
 
 #endif /* PC_TRACE_FMT_H */

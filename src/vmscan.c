@@ -248,7 +248,7 @@ static bool remove_locked(struct pc_cache *c, struct pc_mapping *m,
 	}
 	PC_ASSERT(!page_test(p, PG_writeback) && !page_test(p, PG_lru));
 	shadow = pc__workingset_eviction(c, p);
-	pc_trace(c, PC_TR_EVICT, p, 0);
+	pc_trace(c, PC_TR_EVICT, p, PC_TRACE_EV_RECLAIM);
 	pc__delete_from_page_cache_locked(m, p, shadow);
 	return true;
 }

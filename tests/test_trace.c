@@ -147,10 +147,10 @@ static void near(double got, double want)
 	}
 }
 
-static void age_is(const struct pc_trace_report *r, int t, int s,
+static void age_is(const struct pct_report *r, int t, int s,
 		   uint64_t count, double avg, double p50, double p95)
 {
-	const struct pc_trace_stat *st = &r->age[t][s];
+	const struct pct_stat *st = &r->age[t][s];
 
 	if (st->count != count)
 		print_error("type %d span %d: count %llu, want %llu\n", t, s,
@@ -203,7 +203,7 @@ static void known_history(struct fx *x)
 static void test_known_sequence(void **state)
 {
 	const char *path = tu_path("known.trace");
-	struct pc_trace_report r;
+	struct pct_report r;
 	char err[256];
 	struct fx *x = fx_new(2, 8);
 
@@ -218,8 +218,8 @@ static void test_known_sequence(void **state)
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_events), 24);
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_lost), 0);
 
-	assert_int_equal(pc_trace_report_file(path, &r, err, sizeof(err)), 0);
-	pc_trace_report_print(stdout, path, &r);
+	assert_int_equal(pct_report_file(path, &r, err, sizeof(err)), 0);
+	pct_report_print(stdout, path, &r);
 	assert_true(r.has_footer);
 	assert_false(r.truncated);
 	assert_int_equal(r.lost, 0);
@@ -258,24 +258,24 @@ static void test_known_sequence(void **state)
 	 *   pfn10, pfn11:   readahead unused, evicted at 25 and 35: 20, 30
 	 *   pfn12:          activated at 15 (used: clean), 10; resident
 	 */
-	age_is(&r, PC_PT_CLEAN, PC_SP_INACTIVE_ACTIVATED, 2, 10, 10, 10);
-	age_is(&r, PC_PT_CLEAN, PC_SP_INACTIVE_EVICTED, 2, 30, 30, 52.5);
-	age_is(&r, PC_PT_CLEAN, PC_SP_ACTIVE_DEACTIVATED, 1, 30, 30, 30);
-	age_is(&r, PC_PT_CLEAN, PC_SP_ACTIVE_EVICTED, 0, 0, 0, 0);
-	age_is(&r, PC_PT_CLEAN, PC_SP_LIFE, 2, 50, 50, 54.5);
-	age_is(&r, PC_PT_DIRTY, PC_SP_INACTIVE_EVICTED, 1, 50, 50, 50);
-	age_is(&r, PC_PT_DIRTY, PC_SP_LIFE, 1, 50, 50, 50);
-	age_is(&r, PC_PT_RA_UNUSED, PC_SP_INACTIVE_EVICTED, 2, 25, 25, 29.5);
-	age_is(&r, PC_PT_RA_UNUSED, PC_SP_INACTIVE_ACTIVATED, 0, 0, 0, 0);
-	age_is(&r, PC_PT_REFAULT, PC_SP_INACTIVE_EVICTED, 1, 10, 10, 10);
-	age_is(&r, PC_PT_REFAULT, PC_SP_ACTIVE_EVICTED, 0, 0, 0, 0);
+	age_is(&r, PCT_PT_CLEAN, PCT_SP_INACTIVE_ACTIVATED, 2, 10, 10, 10);
+	age_is(&r, PCT_PT_CLEAN, PCT_SP_INACTIVE_EVICTED, 2, 30, 30, 52.5);
+	age_is(&r, PCT_PT_CLEAN, PCT_SP_ACTIVE_DEACTIVATED, 1, 30, 30, 30);
+	age_is(&r, PCT_PT_CLEAN, PCT_SP_ACTIVE_EVICTED, 0, 0, 0, 0);
+	age_is(&r, PCT_PT_CLEAN, PCT_SP_LIFE, 2, 50, 50, 54.5);
+	age_is(&r, PCT_PT_DIRTY, PCT_SP_INACTIVE_EVICTED, 1, 50, 50, 50);
+	age_is(&r, PCT_PT_DIRTY, PCT_SP_LIFE, 1, 50, 50, 50);
+	age_is(&r, PCT_PT_RA_UNUSED, PCT_SP_INACTIVE_EVICTED, 2, 25, 25, 29.5);
+	age_is(&r, PCT_PT_RA_UNUSED, PCT_SP_INACTIVE_ACTIVATED, 0, 0, 0, 0);
+	age_is(&r, PCT_PT_REFAULT, PCT_SP_INACTIVE_EVICTED, 1, 10, 10, 10);
+	age_is(&r, PCT_PT_REFAULT, PCT_SP_ACTIVE_EVICTED, 0, 0, 0, 0);
 	/* all: 5 10 20 30 50 55 -> mean 170/6, median 25, p95 50+.75*5 */
-	age_is(&r, PC_PT_ALL, PC_SP_INACTIVE_EVICTED, 6, 170.0 / 6, 25, 53.75);
-	age_is(&r, PC_PT_ALL, PC_SP_INACTIVE_ACTIVATED, 2, 10, 10, 10);
+	age_is(&r, PCT_PT_ALL, PCT_SP_INACTIVE_EVICTED, 6, 170.0 / 6, 25, 53.75);
+	age_is(&r, PCT_PT_ALL, PCT_SP_INACTIVE_ACTIVATED, 2, 10, 10, 10);
 	/* lives: 10 20 30 45 50 55 */
-	age_is(&r, PC_PT_ALL, PC_SP_LIFE, 6, 35, 37.5, 53.75);
-	assert_int_equal(r.resident[PC_PT_CLEAN], 1);
-	assert_int_equal(r.resident[PC_PT_ALL], 1);
+	age_is(&r, PCT_PT_ALL, PCT_SP_LIFE, 6, 35, 37.5, 53.75);
+	assert_int_equal(r.resident[PCT_PT_CLEAN], 1);
+	assert_int_equal(r.resident[PCT_PT_ALL], 1);
 
 	assert_int_equal(r.ra_inserted, 4);
 	assert_int_equal(r.ra_evicted, 3);
@@ -300,7 +300,7 @@ static void test_known_sequence(void **state)
 static void test_record_fields(void **state)
 {
 	const char *path = tu_path("fields.trace");
-	struct pc_trace_file f;
+	struct pct_file f;
 	char err[256];
 	struct fx *x = fx_new(2, 8);
 	const struct pc_trace_rec *e;
@@ -313,7 +313,7 @@ static void test_record_fields(void **state)
 	pc__trace_close(&x->c);
 	pc__trace_clock = NULL;
 
-	assert_int_equal(pc_trace_file_read(path, &f, err, sizeof(err)), 0);
+	assert_int_equal(pct_file_read(path, &f, err, sizeof(err)), 0);
 	assert_int_equal(f.hdr.nr_nodes, 2);
 	assert_int_equal(f.hdr.frames_per_node, 8);
 	assert_int_equal(f.hdr.nr_frames, 16);
@@ -345,7 +345,7 @@ static void test_record_fields(void **state)
 	assert_int_equal(f.footer.events, 24);
 	assert_int_equal(f.footer.lost, 0);
 	assert_int_equal(f.footer.end_ns, 100 * MS);
-	pc_trace_file_free(&f);
+	pct_file_free(&f);
 	fx_free(x);
 }
 
@@ -465,7 +465,7 @@ static void *burst_main(void *arg)
 static void check_complete(const char *path, struct burst *bs, int nb, int k,
 			   int from, int to)
 {
-	struct pc_trace_report r;
+	struct pct_report r;
 	char err[256];
 	uint64_t total = 0, reclaimed = 0, want[PC_TRACE_NR_EVENTS] = { 0 };
 
@@ -478,10 +478,10 @@ static void check_complete(const char *path, struct burst *bs, int nb, int k,
 	}
 	for (int e = 0; e < PC_TRACE_NR_EVENTS; e++)
 		total += want[e];
-	assert_int_equal(pc_trace_report_file(path, &r, err, sizeof(err)), 0);
+	assert_int_equal(pct_report_file(path, &r, err, sizeof(err)), 0);
 	if (r.lost || r.missing || r.evict_without_insert ||
 	    r.event_without_insert || r.life_without_evict)
-		pc_trace_report_print(stdout, path, &r);
+		pct_report_print(stdout, path, &r);
 	assert_true(r.has_footer);
 	assert_false(r.truncated);
 	assert_int_equal(r.bad_blocks, 0);
@@ -494,7 +494,7 @@ static void check_complete(const char *path, struct burst *bs, int nb, int k,
 	assert_int_equal(r.evict_without_insert, 0);
 	assert_int_equal(r.event_without_insert, 0);
 	assert_int_equal(r.life_without_evict, 0);
-	assert_int_equal(r.age[PC_PT_ALL][PC_SP_LIFE].count, reclaimed);
+	assert_int_equal(r.age[PCT_PT_ALL][PCT_SP_LIFE].count, reclaimed);
 }
 
 static void test_random_burst(void **state)
@@ -583,8 +583,8 @@ static void test_two_caches(void **state)
 static void test_overflow(void **state)
 {
 	const char *path = tu_path("lossy.trace");
-	struct pc_trace_report r;
-	struct pc_trace_file f;
+	struct pct_report r;
+	struct pct_file f;
 	char err[256], *out = NULL;
 	size_t outlen = 0;
 	FILE *mem;
@@ -614,7 +614,7 @@ static void test_overflow(void **state)
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_events), 74);
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_lost), 936);
 
-	assert_int_equal(pc_trace_file_read(path, &f, err, sizeof(err)), 0);
+	assert_int_equal(pct_file_read(path, &f, err, sizeof(err)), 0);
 	assert_true(f.has_footer);
 	assert_int_equal(f.footer.events, 74);
 	assert_int_equal(f.footer.lost, 936);
@@ -622,16 +622,16 @@ static void test_overflow(void **state)
 	assert_int_equal(f.threads[0].lost, 936);
 	assert_int_equal(f.threads[0].declared, 74);
 	assert_int_equal(f.threads[0].read, 74);
-	pc_trace_file_free(&f);
+	pct_file_free(&f);
 
-	assert_int_equal(pc_trace_report_file(path, &r, err, sizeof(err)), 0);
+	assert_int_equal(pct_report_file(path, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.lost, 936);
 	assert_int_equal(r.lost_threads, 1);
 	assert_int_equal(r.nr_events, 74);
 	assert_int_equal(r.events[PC_TR_LRU_INSERT], 74);
 	mem = open_memstream(&out, &outlen);
 	assert_non_null(mem);
-	pc_trace_report_print(mem, path, &r);
+	pct_report_print(mem, path, &r);
 	fclose(mem);
 	fputs(out, stdout);
 	assert_non_null(strstr(out, "936 EVENTS LOST"));
@@ -666,7 +666,7 @@ static void test_truncated_cli(void **state)
 {
 	const char *path = tu_path("whole.trace"), *cut = tu_path("cut.trace");
 	const char *bad = tu_path("bad.trace");
-	struct pc_trace_report r;
+	struct pct_report r;
 	char err[256];
 	struct fx *x = fx_new(2, 8);
 	long whole;
@@ -690,7 +690,7 @@ static void test_truncated_cli(void **state)
 
 	/* Without the footer, and cut in the middle of the last record. */
 	copy_prefix(path, cut, 256 + 16 + 10 * 32 + 7);
-	assert_int_equal(pc_trace_report_file(cut, &r, err, sizeof(err)), 0);
+	assert_int_equal(pct_report_file(cut, &r, err, sizeof(err)), 0);
 	assert_true(r.truncated);
 	assert_false(r.has_footer);
 	assert_int_equal(r.nr_events, 10);
@@ -703,7 +703,7 @@ static void test_truncated_cli(void **state)
 	      "page cache, inactive list, active list, refault, shadow, "
 	      "readahead, writeback, flusher, kswapd.", fp);
 	fclose(fp);
-	assert_int_equal(pc_trace_report_file(bad, &r, err, sizeof(err)),
+	assert_int_equal(pct_report_file(bad, &r, err, sizeof(err)),
 			 -EINVAL);
 
 	{

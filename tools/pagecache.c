@@ -67,9 +67,9 @@ static int run_main(int argc, char **argv)
 	char **files = NULL, *cargv[1024];
 	int rc, crc, n = 0;
 
-	rc = pc_bench_suite_main(argc, argv, &files);
+	rc = pcb_suite_main(argc, argv, &files);
 	if (!files || !files[0] || (rc != 0 && rc != 1)) {
-		pc_bench_free_files(files);
+		pcb_free_files(files);
 		return rc;
 	}
 	cargv[n++] = "compare";
@@ -79,7 +79,7 @@ static int run_main(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 	crc = pc_compare_main(n, cargv);
-	pc_bench_free_files(files);
+	pcb_free_files(files);
 	return rc ? rc : crc;
 }
 

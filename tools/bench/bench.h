@@ -50,10 +50,10 @@ int pc_bench_main(int argc, char **argv);
 /*
  * `pagecache run ...`: the default suite.  On return *files holds the
  * result files written, the kernel engine's first (the comparison's base),
- * NULL-terminated; free with pc_bench_free_files().  Returns an exit code.
+ * NULL-terminated; free with pcb_free_files().  Returns an exit code.
  */
-int pc_bench_suite_main(int argc, char **argv, char ***files);
-void pc_bench_free_files(char **files);
+int pcb_suite_main(int argc, char **argv, char ***files);
+void pcb_free_files(char **files);
 
 /* ------------------------------------------------------------------ */
 /* Engines.                                                            */

@@ -502,7 +502,7 @@ int pc_bench_main(int argc, char **argv)
 	return bench(argc, argv, false, NULL);
 }
 
-int pc_bench_suite_main(int argc, char **argv, char ***files)
+int pcb_suite_main(int argc, char **argv, char ***files)
 {
 	*files = NULL;
 	return bench(argc, argv, true, files);

@@ -582,11 +582,11 @@ int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
 	if (files_out)
 		*files_out = all.files;
 	else
-		pc_bench_free_files(all.files);
+		pcb_free_files(all.files);
 	return rc;
 }
 
-void pc_bench_free_files(char **files)
+void pcb_free_files(char **files)
 {
 	for (char **f = files; f && *f; f++)
 		free(*f);

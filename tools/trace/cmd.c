@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "trace.h"
 
 static const char *const insert_names[PC_TRACE_NR_INS + 1] = {
@@ -24,10 +23,10 @@ static const char *const insert_names[PC_TRACE_NR_INS + 1] = {
 static const char *const evict_names[PC_TRACE_NR_EV + 1] = {
 	"reclaim", "drop-behind", "truncate/invalidate", "migrated", "other",
 };
-static const char *const span_list[PC_NR_SP] = {
+static const char *const span_list[PCT_NR_SP] = {
 	"inactive", "inactive", "active", "active", "insertion",
 };
-static const char *const span_end[PC_NR_SP] = {
+static const char *const span_end[PCT_NR_SP] = {
 	"activation", "eviction", "deactivation", "eviction", "eviction",
 };
 
@@ -39,7 +38,7 @@ static void usage(FILE *out)
 		"FILE is written by a cache created with trace=FILE.\n");
 }
 
-static void stat_cols(FILE *out, const struct pc_trace_stat *s)
+static void stat_cols(FILE *out, const struct pct_stat *s)
 {
 	if (!s->count) {
 		fprintf(out, " %10s %10s %10s", "-", "-", "-");
@@ -48,13 +47,13 @@ static void stat_cols(FILE *out, const struct pc_trace_stat *s)
 	fprintf(out, " %10.3f %10.3f %10.3f", s->avg, s->p50, s->p95);
 }
 
-static bool lossy(const struct pc_trace_report *r)
+static bool lossy(const struct pct_report *r)
 {
 	return r->lost || r->missing || r->truncated || r->bad_blocks;
 }
 
 static void loss_banner(FILE *out, const char *path,
-			const struct pc_trace_report *r)
+			const struct pct_report *r)
 {
 	uint64_t emitted = r->nr_events + r->lost;
 
@@ -79,11 +78,11 @@ static void loss_banner(FILE *out, const char *path,
 	fprintf(out, "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
 }
 
-static void print_counts(FILE *out, const struct pc_trace_report *r)
+static void print_counts(FILE *out, const struct pct_report *r)
 {
 	fprintf(out, "\nevents\n");
 	for (unsigned e = 0; e < PC_TRACE_NR_EVENTS; e++)
-		fprintf(out, "  %-18s %12" PRIu64 "\n", pc_trace_event_name(e),
+		fprintf(out, "  %-18s %12" PRIu64 "\n", pct_event_name(e),
 			r->events[e]);
 	if (r->unknown_events)
 		fprintf(out, "  %-18s %12" PRIu64 "\n", "unknown",
@@ -104,22 +103,22 @@ static void print_counts(FILE *out, const struct pc_trace_report *r)
 	fprintf(out, "\n");
 }
 
-static void print_ages(FILE *out, const struct pc_trace_report *r)
+static void print_ages(FILE *out, const struct pct_report *r)
 {
 	fprintf(out, "\nLRU age model: time on a list until it is left (ms), "
 		"by page type when it is left\n");
 	fprintf(out, "  %-17s %-10s %-13s %9s %10s %10s %10s\n", "page type",
 		"list", "until", "count", "avg", "p50", "p95");
-	for (int t = 0; t < PC_NR_PT; t++) {
+	for (int t = 0; t < PCT_NR_PT; t++) {
 		bool any = false;
 
-		for (int s = 0; s < PC_NR_SP; s++) {
-			const struct pc_trace_stat *st = &r->age[t][s];
+		for (int s = 0; s < PCT_NR_SP; s++) {
+			const struct pct_stat *st = &r->age[t][s];
 
 			if (!st->count)
 				continue;
 			fprintf(out, "  %-17s %-10s %-13s %9" PRIu64,
-				any ? "" : pc_trace_ptype_name(t),
+				any ? "" : pct_ptype_name(t),
 				span_list[s], span_end[s], st->count);
 			stat_cols(out, st);
 			fprintf(out, "\n");
@@ -127,16 +126,16 @@ static void print_ages(FILE *out, const struct pc_trace_report *r)
 		}
 		if (!any)
 			fprintf(out, "  %-17s (no span ended)\n",
-				pc_trace_ptype_name(t));
+				pct_ptype_name(t));
 	}
 	fprintf(out, "  still on the LRU at the end (not in the ages):");
-	for (int t = 0; t < PC_NR_PT; t++)
+	for (int t = 0; t < PCT_NR_PT; t++)
 		fprintf(out, "%s %s %" PRIu64, t ? "," : "",
-			pc_trace_ptype_name(t), r->resident[t]);
+			pct_ptype_name(t), r->resident[t]);
 	fprintf(out, "\n");
 }
 
-static void print_other(FILE *out, const struct pc_trace_report *r)
+static void print_other(FILE *out, const struct pct_report *r)
 {
 	fprintf(out, "\nreadahead: %" PRIu64 " pages inserted, %" PRIu64
 		" evicted, %" PRIu64 " of them unused: %.1f%% of readahead "
@@ -165,8 +164,8 @@ static void print_other(FILE *out, const struct pc_trace_report *r)
 			r->unsorted);
 }
 
-void pc_trace_report_print(FILE *out, const char *path,
-			   const struct pc_trace_report *r)
+void pct_report_print(FILE *out, const char *path,
+			   const struct pct_report *r)
 {
 	const struct pc_trace_file_header *h = &r->hdr;
 
@@ -189,14 +188,16 @@ void pc_trace_report_print(FILE *out, const char *path,
 
 static const char *flag_str(uint16_t f, char *buf, size_t len)
 {
+#define FL(bit, name) { PC_TRACE_PG_##bit, name }
 	static const struct { int bit; const char *name; } fl[] = {
-		{ PG_locked, "locked" }, { PG_referenced, "ref" },
-		{ PG_uptodate, "uptodate" }, { PG_dirty, "dirty" },
-		{ PG_writeback, "wb" }, { PG_reclaim, "reclaim" },
-		{ PG_readahead, "ra" }, { PG_active, "active" },
-		{ PG_lru, "lru" }, { PG_workingset, "ws" },
-		{ PG_error, "error" }, { PG_dropbehind, "dropbehind" },
+		FL(locked, "locked"), FL(referenced, "ref"),
+		FL(uptodate, "uptodate"), FL(dirty, "dirty"),
+		FL(writeback, "wb"), FL(reclaim, "reclaim"),
+		FL(readahead, "ra"), FL(active, "active"),
+		FL(lru, "lru"), FL(workingset, "ws"),
+		FL(error, "error"), FL(dropbehind, "dropbehind"),
 	};
+#undef FL
 	size_t n = 0;
 
 	buf[0] = 0;
@@ -209,9 +210,9 @@ static const char *flag_str(uint16_t f, char *buf, size_t len)
 
 static int dump(const char *path, uint64_t max)
 {
-	struct pc_trace_file f;
+	struct pct_file f;
 	char err[512], fb[128];
-	int r = pc_trace_file_read(path, &f, err, sizeof(err));
+	int r = pct_file_read(path, &f, err, sizeof(err));
 
 	if (r) {
 		fprintf(stderr, "pagecache trace: %s\n", err);
@@ -224,27 +225,27 @@ static int dump(const char *path, uint64_t max)
 
 		printf("%12.6f %6u %-16s %8u %4u %10u %10" PRIu64 " %10u  %s\n",
 		       (double)(int64_t)(e->ts - f.hdr.start_ns) / 1e6,
-		       f.tid[i], pc_trace_event_name(e->event), e->pfn, e->node,
+		       f.tid[i], pct_event_name(e->event), e->pfn, e->node,
 		       e->mapping, e->index, e->arg,
 		       flag_str(e->flags, fb, sizeof(fb)));
 	}
 	if (!f.has_footer || f.truncated)
 		printf("(no footer: the trace is incomplete)\n");
-	pc_trace_file_free(&f);
+	pct_file_free(&f);
 	return 0;
 }
 
 static int report(const char *path)
 {
-	struct pc_trace_report r;
+	struct pct_report r;
 	char err[512];
-	int ret = pc_trace_report_file(path, &r, err, sizeof(err));
+	int ret = pct_report_file(path, &r, err, sizeof(err));
 
 	if (ret) {
 		fprintf(stderr, "pagecache trace: %s\n", err);
 		return 1;
 	}
-	pc_trace_report_print(stdout, path, &r);
+	pct_report_print(stdout, path, &r);
 	fflush(stdout);
 	if (lossy(&r))
 		loss_banner(stderr, path, &r);

@@ -41,8 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "tracepoint.h"
 #include "trace.h"
 
 enum { L_NONE, L_PENDING, L_INACTIVE, L_ACTIVE };
@@ -54,7 +52,8 @@ enum { L_NONE, L_PENDING, L_INACTIVE, L_ACTIVE };
 #define B_WB_TS 0x10		/* wb_ts valid */
 #define B_RAPAGE 0x20		/* inserted with PG_rapage: its clearing is a use */
 
-#define USED_FLAGS ((1u << PG_referenced) | (1u << PG_active))
+#define FLAG(name) (1u << PC_TRACE_PG_##name)	/* a bit of e->flags */
+#define USED_FLAGS (FLAG(referenced) | FLAG(active))
 
 struct life {
 	uint64_t index;
@@ -74,23 +73,23 @@ struct vec {
 };
 
 struct model {
-	struct pc_trace_report *r;
+	struct pct_report *r;
 	struct life *lives;
 	size_t nr_lives;
-	struct vec age[PC_NR_PT][PC_NR_SP];
+	struct vec age[PCT_NR_PT][PCT_NR_SP];
 	struct vec distance, dirty, wb;
 	bool nomem;
 };
 
-static const char *const ptype_names[PC_NR_PT] = {
-	[PC_PT_CLEAN] = "clean read", [PC_PT_DIRTY] = "dirty written",
-	[PC_PT_RA_UNUSED] = "readahead unused", [PC_PT_REFAULT] = "refaulted",
-	[PC_PT_ALL] = "all pages",
+static const char *const ptype_names[PCT_NR_PT] = {
+	[PCT_PT_CLEAN] = "clean read", [PCT_PT_DIRTY] = "dirty written",
+	[PCT_PT_RA_UNUSED] = "readahead unused", [PCT_PT_REFAULT] = "refaulted",
+	[PCT_PT_ALL] = "all pages",
 };
 
-const char *pc_trace_ptype_name(unsigned t)
+const char *pct_ptype_name(unsigned t)
 {
-	return t < PC_NR_PT ? ptype_names[t] : "?";
+	return t < PCT_NR_PT ? ptype_names[t] : "?";
 }
 
 static void push(struct model *m, struct vec *v, uint64_t x)
@@ -127,9 +126,9 @@ static double pct(const uint64_t *v, size_t n, double p)
 }
 
 /* Summarise @v, dividing each value by @unit (1e6: ns to ms). */
-static struct pc_trace_stat summarise(struct vec *v, double unit)
+static struct pct_stat summarise(struct vec *v, double unit)
 {
-	struct pc_trace_stat s = { .count = v->n };
+	struct pct_stat s = { .count = v->n };
 	double sum = 0;
 
 	if (!v->n)
@@ -146,19 +145,19 @@ static struct pc_trace_stat summarise(struct vec *v, double unit)
 static int ptype(const struct life *l)
 {
 	if (l->bits & B_DIRTY)
-		return PC_PT_DIRTY;
+		return PCT_PT_DIRTY;
 	if (l->bits & B_REFAULTED)
-		return PC_PT_REFAULT;
+		return PCT_PT_REFAULT;
 	if (l->reason == PC_TRACE_INS_READAHEAD && !(l->bits & B_USED))
-		return PC_PT_RA_UNUSED;
-	return PC_PT_CLEAN;
+		return PCT_PT_RA_UNUSED;
+	return PCT_PT_CLEAN;
 }
 
 static void sample(struct model *m, const struct life *l, int span,
 		   uint64_t ns)
 {
 	push(m, &m->age[ptype(l)][span], ns);
-	push(m, &m->age[PC_PT_ALL][span], ns);
+	push(m, &m->age[PCT_PT_ALL][span], ns);
 }
 
 static bool on_lru(const struct life *l)
@@ -180,8 +179,8 @@ static void pend(struct model *m, struct life *l, const struct pc_trace_rec *e)
 static void insert(struct model *m, struct life *l, bool same,
 		   const struct pc_trace_rec *e)
 {
-	struct pc_trace_report *r = m->r;
-	unsigned reason = pc_min(e->arg, (uint32_t)PC_TRACE_NR_INS);
+	struct pct_report *r = m->r;
+	unsigned reason = e->arg < PC_TRACE_NR_INS ? e->arg : PC_TRACE_NR_INS;
 	uint8_t keep = 0;
 
 	r->insert_reason[reason]++;
@@ -196,16 +195,16 @@ static void insert(struct model *m, struct life *l, bool same,
 	}
 	l->bits = keep;
 	l->reason = (uint8_t)reason;
-	l->state = (e->flags & (1u << PG_active)) ? L_ACTIVE : L_INACTIVE;
+	l->state = (e->flags & FLAG(active)) ? L_ACTIVE : L_INACTIVE;
 	if (l->state == L_ACTIVE)
 		r->insert_active++;
-	if (reason == PC_TRACE_INS_WRITE || (e->flags & (1u << PG_dirty)))
+	if (reason == PC_TRACE_INS_WRITE || (e->flags & FLAG(dirty)))
 		l->bits |= B_DIRTY;
 	if (reason == PC_TRACE_INS_REFAULT)
 		l->bits |= B_REFAULTED;
 	if (e->flags & USED_FLAGS)
 		l->bits |= B_USED;
-	if (e->flags & (1u << PG_rapage))
+	if (e->flags & FLAG(rapage))
 		l->bits |= B_RAPAGE;
 	if (reason == PC_TRACE_INS_READAHEAD)
 		r->ra_inserted++;
@@ -215,8 +214,8 @@ static void insert(struct model *m, struct life *l, bool same,
 static void evict(struct model *m, struct life *l, bool same,
 		  const struct pc_trace_rec *e)
 {
-	struct pc_trace_report *r = m->r;
-	unsigned kind = pc_min(e->arg, (uint32_t)PC_TRACE_NR_EV);
+	struct pct_report *r = m->r;
+	unsigned kind = e->arg < PC_TRACE_NR_EV ? e->arg : PC_TRACE_NR_EV;
 
 	r->evict_kind[kind]++;
 	if (!same || !on_lru(l)) {
@@ -228,13 +227,13 @@ static void evict(struct model *m, struct life *l, bool same,
 		l->bits |= B_USED;
 	/* The library clears PG_rapage when a reader first uses the page
 	 * (a use-once stream page is consumed without PG_referenced). */
-	if ((l->bits & B_RAPAGE) && !(e->flags & (1u << PG_rapage)))
+	if ((l->bits & B_RAPAGE) && !(e->flags & FLAG(rapage)))
 		l->bits |= B_USED;
 	if (kind == PC_TRACE_EV_RECLAIM || kind == PC_TRACE_EV_DROPBEHIND) {
-		sample(m, l, l->state == L_INACTIVE ? PC_SP_INACTIVE_EVICTED
-						    : PC_SP_ACTIVE_EVICTED,
+		sample(m, l, l->state == L_INACTIVE ? PCT_SP_INACTIVE_EVICTED
+						    : PCT_SP_ACTIVE_EVICTED,
 		       e->ts - l->since);
-		sample(m, l, PC_SP_LIFE, e->ts - l->born);
+		sample(m, l, PCT_SP_LIFE, e->ts - l->born);
 		if (l->reason == PC_TRACE_INS_READAHEAD) {
 			r->ra_evicted++;
 			if (!(l->bits & B_USED))
@@ -246,7 +245,7 @@ static void evict(struct model *m, struct life *l, bool same,
 
 static void event(struct model *m, const struct pc_trace_rec *e)
 {
-	struct pc_trace_report *r = m->r;
+	struct pct_report *r = m->r;
 	struct life *l = &m->lives[e->pfn];
 	bool same = l->state != L_NONE && l->index == e->index &&
 		    (l->mapping == e->mapping || e->mapping == 0);
@@ -274,19 +273,19 @@ static void event(struct model *m, const struct pc_trace_rec *e)
 			l->bits |= B_USED;
 		if (e->event == PC_TR_ACTIVATE && l->state == L_INACTIVE) {
 			l->bits |= B_USED;
-			sample(m, l, PC_SP_INACTIVE_ACTIVATED, e->ts - l->since);
+			sample(m, l, PCT_SP_INACTIVE_ACTIVATED, e->ts - l->since);
 			l->state = L_ACTIVE;
 			l->since = e->ts;
 		} else if (e->event == PC_TR_DEACTIVATE &&
 			   l->state == L_ACTIVE) {
-			sample(m, l, PC_SP_ACTIVE_DEACTIVATED, e->ts - l->since);
+			sample(m, l, PCT_SP_ACTIVE_DEACTIVATED, e->ts - l->since);
 			l->state = L_INACTIVE;
 			l->since = e->ts;
 		}
 		return;
 	case PC_TR_REFAULT:
 		push(m, &m->distance, e->arg);
-		if (e->flags & (1u << PG_workingset))
+		if (e->flags & FLAG(workingset))
 			r->refault_workingset++;
 		if (!same)
 			pend(m, l, e);
@@ -321,7 +320,7 @@ static void event(struct model *m, const struct pc_trace_rec *e)
 	}
 }
 
-static void fill_file(const struct pc_trace_file *f, struct pc_trace_report *r)
+static void fill_file(const struct pct_file *f, struct pct_report *r)
 {
 	uint64_t end;
 
@@ -348,7 +347,7 @@ static void fill_file(const struct pc_trace_file *f, struct pc_trace_report *r)
 			 (double)(end - f->hdr.start_ns) / 1e6 : 0;
 }
 
-int pc_trace_model(const struct pc_trace_file *f, struct pc_trace_report *r)
+int pct_model(const struct pct_file *f, struct pct_report *r)
 {
 	struct model m = { .r = r };
 	size_t max_pfn = f->hdr.nr_frames;
@@ -367,10 +366,10 @@ int pc_trace_model(const struct pc_trace_file *f, struct pc_trace_report *r)
 	for (size_t i = 0; i < m.nr_lives; i++)
 		if (on_lru(&m.lives[i])) {
 			r->resident[ptype(&m.lives[i])]++;
-			r->resident[PC_PT_ALL]++;
+			r->resident[PCT_PT_ALL]++;
 		}
-	for (int t = 0; t < PC_NR_PT; t++)
-		for (int s = 0; s < PC_NR_SP; s++) {
+	for (int t = 0; t < PCT_NR_PT; t++)
+		for (int s = 0; s < PCT_NR_SP; s++) {
 			r->age[t][s] = summarise(&m.age[t][s], 1e6);
 			free(m.age[t][s].v);
 		}
@@ -386,17 +385,17 @@ int pc_trace_model(const struct pc_trace_file *f, struct pc_trace_report *r)
 	return m.nomem ? -ENOMEM : 0;
 }
 
-int pc_trace_report_file(const char *path, struct pc_trace_report *r,
+int pct_report_file(const char *path, struct pct_report *r,
 			 char *err, size_t errlen)
 {
-	struct pc_trace_file f;
-	int ret = pc_trace_file_read(path, &f, err, errlen);
+	struct pct_file f;
+	int ret = pct_file_read(path, &f, err, errlen);
 
 	if (ret)
 		return ret;
-	ret = pc_trace_model(&f, r);
+	ret = pct_model(&f, r);
 	if (ret && err && errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
-	pc_trace_file_free(&f);
+	pct_file_free(&f);
 	return ret;
 }

@@ -28,9 +28,10 @@
  *                              (0 reclaim, 1 drop-behind,
  *                              2 truncate/invalidate, 3 migrated);
  *                              others 0
- *                   u16 flags  the page's flag bits at the event (page.h:
- *                              PG_referenced 2, PG_dirty 4, PG_readahead 7,
- *                              PG_active 8, PG_lru 9, PG_workingset 10 ...)
+ *                   u16 flags  the page's flag bits at the event
+ *                              (trace_fmt.h, PC_TRACE_PG_*: referenced 2,
+ *                              dirty 4, readahead 7, active 8, lru 9,
+ *                              workingset 10 ...)
  *                   u8  event  0 LRU_INSERT, 1 ACTIVATE, 2 DEACTIVATE,
  *                              3 ROTATE, 4 EVICT, 5 REFAULT, 6 WB_START,
  *                              7 WB_END, 8 DIRTY
@@ -64,11 +65,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "tracepoint.h"
 #include "trace.h"
-
-_Static_assert(PC_TR_NR_EVENTS == PC_TRACE_NR_EVENTS, "trace_fmt.h's count");
 
 static const char *const event_names[PC_TRACE_NR_EVENTS] = {
 	[PC_TR_LRU_INSERT] = "lru_insert", [PC_TR_ACTIVATE] = "activate",
@@ -78,7 +75,7 @@ static const char *const event_names[PC_TRACE_NR_EVENTS] = {
 	[PC_TR_DIRTY] = "dirty",
 };
 
-const char *pc_trace_event_name(unsigned event)
+const char *pct_event_name(unsigned event)
 {
 	return event < PC_TRACE_NR_EVENTS ? event_names[event] : "unknown";
 }
@@ -204,7 +201,7 @@ static int cmp_ev(const void *a, const void *b)
 }
 
 /* Merge the threads' streams into f->ev by (ts, tid). */
-static int merge(struct pc_trace_file *f, struct streams *ss)
+static int merge(struct pct_file *f, struct streams *ss)
 {
 	struct stream **heap;
 	size_t n = 0, k = 0;
@@ -251,7 +248,7 @@ static int merge(struct pc_trace_file *f, struct streams *ss)
 	return 0;
 }
 
-static struct pc_trace_tid_count *tid_count(struct pc_trace_file *f,
+static struct pct_tid_count *tid_count(struct pct_file *f,
 					    uint32_t tid)
 {
 	for (size_t i = 0; i < f->nr_threads; i++)
@@ -262,24 +259,24 @@ static struct pc_trace_tid_count *tid_count(struct pc_trace_file *f,
 
 static int cmp_tid(const void *a, const void *b)
 {
-	uint32_t x = ((const struct pc_trace_tid_count *)a)->tid;
-	uint32_t y = ((const struct pc_trace_tid_count *)b)->tid;
+	uint32_t x = ((const struct pct_tid_count *)a)->tid;
+	uint32_t y = ((const struct pct_tid_count *)b)->tid;
 
 	return x < y ? -1 : x > y;
 }
 
 /* The per-thread table: what was read, and what the footer declares. */
-static int count_threads(struct pc_trace_file *f, const struct streams *ss,
+static int count_threads(struct pct_file *f, const struct streams *ss,
 			 const struct pc_trace_thread_stat *st, size_t nst)
 {
 	f->threads = calloc(ss->n + nst + 1, sizeof(*f->threads));
 	if (!f->threads)
 		return -ENOMEM;
 	for (size_t i = 0; i < ss->n; i++)
-		f->threads[f->nr_threads++] = (struct pc_trace_tid_count){
+		f->threads[f->nr_threads++] = (struct pct_tid_count){
 			.tid = ss->s[i].tid, .read = ss->s[i].n };
 	for (size_t i = 0; i < nst; i++) {
-		struct pc_trace_tid_count *t = tid_count(f, st[i].tid);
+		struct pct_tid_count *t = tid_count(f, st[i].tid);
 
 		if (!t) {
 			t = &f->threads[f->nr_threads++];
@@ -325,7 +322,7 @@ static int check_header(const struct pc_trace_file_header *h, size_t len,
 }
 
 /* Walk the blocks after the header. */
-static int parse_blocks(struct pc_trace_file *f, struct streams *ss,
+static int parse_blocks(struct pct_file *f, struct streams *ss,
 			const struct pc_trace_thread_stat **st, size_t *nst)
 {
 	const char *base = f->map;
@@ -388,7 +385,7 @@ static int parse_blocks(struct pc_trace_file *f, struct streams *ss,
 	return 0;
 }
 
-int pc_trace_file_read(const char *path, struct pc_trace_file *f,
+int pct_file_read(const char *path, struct pct_file *f,
 		       char *err, size_t errlen)
 {
 	const struct pc_trace_thread_stat *st = NULL;
@@ -434,11 +431,11 @@ int pc_trace_file_read(const char *path, struct pc_trace_file *f,
 		free(ss.s[i].sp);
 	free(ss.s);
 	if (r)
-		pc_trace_file_free(f);
+		pct_file_free(f);
 	return r;
 }
 
-void pc_trace_file_free(struct pc_trace_file *f)
+void pct_file_free(struct pct_file *f)
 {
 	free(f->ev);
 	free(f->tid);
