@@ -1,7 +1,7 @@
 /*
  * base.h - what every file of the library uses: the standard headers,
  * PC_ASSERT (debug builds only), pc_min/pc_max, PC_EXPORT (the symbols the
- * version map exports), and the two clocks.  Includes nothing of ours but
+ * version map exports), the two clocks, and pc__fd_high.  Includes nothing of ours but
  * the public header, so the leaf modules (mapping.c, pagewait.c, io*.c)
  * can include it without seeing the core.
  */
@@ -35,5 +35,11 @@ uint64_t pc__now_ns(void);
 struct timespec;
 /* An absolute CLOCK_REALTIME time @ns from now, for pthread_cond_timedwait. */
 void pc__deadline(struct timespec *ts, uint64_t ns);
+
+/*
+ * fd.c: move a descriptor the library keeps to a high number, close-on-exec
+ * (the original is closed); returns the new one, or @fd if none is free.
+ */
+int pc__fd_high(int fd);
 
 #endif /* PC_BASE_H */

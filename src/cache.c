@@ -18,6 +18,9 @@
  * through a pthread key destructor, which checks under `live_lock` that the
  * cache still exists (a cache may be destroyed before its users' threads).
  *
+ * A forked child can create caches of its own (not use inherited ones):
+ * pthread_atfork handlers hold live_lock and urcu-bp's state across fork.
+ *
  * Locks: `live_lock` (process-wide) → c->tctx_lock → t->lock.
  */
 #include <limits.h>
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <urcu-bp.h>
 
 #include "internal.h"
 #include "bdi.h"
@@ -552,6 +556,42 @@ static int cache_register(struct pc_cache *c)
 	return r;
 }
 
+/*
+ * fork(2): a child may make caches of its own (the ones it inherited are
+ * dead: their threads stayed in the parent).  What a new cache needs that
+ * another thread could hold at the fork - live_lock, and urcu-bp's
+ * registry and call_rcu workers - is taken before and released (or
+ * restarted, for the workers) on both sides.  Registered once, by the
+ * first pc_cache_create.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&live_lock);
+	urcu_bp_call_rcu_before_fork();
+	urcu_bp_before_fork();
+}
+
+static void fork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+	urcu_bp_call_rcu_after_fork_parent();
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void fork_child(void)
+{
+	urcu_bp_after_fork_child();
+	urcu_bp_call_rcu_after_fork_child();
+	pthread_mutex_unlock(&live_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_handlers_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static void cache_unregister(struct pc_cache *c)
 {
 	pthread_mutex_lock(&live_lock);
@@ -608,6 +648,7 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 	r = pc__config_parse(&c->cfg, config);
 	if (r)
 		goto fail_early;
+	pthread_once(&fork_once, fork_handlers_init);
 	pc__pagewait_init(&c->wait, c->cfg.waiters_bit);
 	r = cache_register(c);
 	if (r)

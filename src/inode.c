@@ -291,6 +291,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int fd,
 		free(m);
 		return NULL;
 	}
+	mfd = pc__fd_high(mfd);	/* out of the program's way (fd.c) */
 	m->cache = c;
 	m->dev = st->st_dev;
 	m->ino = st->st_ino;

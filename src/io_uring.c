@@ -11,6 +11,9 @@
  *     │          done ─► end_io(req), no lock held              │ flushed
  *     └─ after each batch of CQEs ◄─────────────────────────────┘ under sq_lock
  *
+ * The ring's descriptor is moved to a high number at create, out of the
+ * program's way (fd.c).
+ *
  * user_data of each SQE is a token: a pointer with a tag in its low 2 bits.
  *
  *   XFER  struct pc_io_req *    the transfer, from the start of req->iov
@@ -521,6 +524,9 @@ static int uring_create(struct pc_io **out, unsigned depth)
 		uring_free(u);
 		return err;	/* -ENOSYS, -EPERM: the caller falls back */
 	}
+	/* The ring fd out of the program's way (fd.c); liburing enters and
+	 * closes it by these two fields only. */
+	u->ring.ring_fd = u->ring.enter_ring_fd = pc__fd_high(u->ring.ring_fd);
 	u->limit = u->ring.cq.ring_entries;
 	probe = io_uring_get_probe_ring(&u->ring);
 	u->async_drop = probe &&
