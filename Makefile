@@ -55,7 +55,7 @@ TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TUTIL_OBJ := $(TESTUTIL:%.c=$(BUILD)/%.o)
 TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all lib tools tests test check run deps install clean
+.PHONY: all lib tools tests test check run deps install clean FORCE
 all: deps lib tools
 
 deps:
@@ -79,6 +79,17 @@ $(BUILD)/libpagecache.so: $(LIB_OBJ) src/libpagecache.map
 
 $(BUILD)/pagecache.pc: pagecache.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+# Result files name the commit the tools were built from.  commit.h is
+# rewritten only when `git describe` changes, so only result.o follows.
+PC_COMMIT := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+$(BUILD)/commit.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define PC_COMMIT "$(PC_COMMIT)"' | cmp -s - $@ || \
+	 echo '#define PC_COMMIT "$(PC_COMMIT)"' > $@
+$(BUILD)/tools/bench/result.o: $(BUILD)/commit.h
+$(BUILD)/tools/bench/result.o: CPPFLAGS += -include $(BUILD)/commit.h
+FORCE:
 
 # The command links the library statically: one binary to copy around.
 $(BUILD)/pagecache: $(TOOL_OBJ) $(BUILD)/libpagecache.a

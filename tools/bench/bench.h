@@ -210,6 +210,9 @@ struct pcb_workload {
 	bool timed;			/* runs for --duration, else capped */
 	bool in_suite;			/* part of `pagecache run` */
 	unsigned engines;		/* engines that can serve it */
+	bool direct_is_limit;		/* its direct run is the device's
+					   limit: "limit": true in the file,
+					   compare's "of limit" reference */
 	const char *na_reason;		/* why the others cannot */
 	/* extra pagecache configs this workload is also run with */
 	const char *pc_variants[2];

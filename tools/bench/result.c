@@ -19,6 +19,10 @@
 
 #include "bench.h"
 
+#ifndef PC_COMMIT
+#define PC_COMMIT "unknown"	/* the Makefile passes build/V/commit.h */
+#endif
+
 void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
 		     const char *engine, const char *label, const char *config,
 		     const struct pcb_params *par, json_t *machine,
@@ -37,6 +41,7 @@ void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
 	res->reps = json_array();
 	json_object_set_new(res->root, "format", json_string("pagecache-result-1"));
 	json_object_set_new(res->root, "workload", json_string(wl->name));
+	json_object_set_new(res->root, "what", json_string(wl->what));
 	json_object_set_new(res->root, "engine", json_string(engine));
 	json_object_set_new(res->root, "label", json_string(label));
 	json_object_set_new(res->root, "config", json_string(config));
@@ -52,6 +57,10 @@ void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
 	json_object_set_new(res->root, "directions", json_object());
 	json_object_set(res->root, "reps", res->reps);
 	json_object_set_new(res->root, "started", json_string(started));
+	json_object_set_new(res->root, "commit", json_string(PC_COMMIT));
+	if (!strcmp(engine, "limit") ||
+	    (!strcmp(engine, "direct") && wl->direct_is_limit))
+		json_object_set_new(res->root, "limit", json_true());
 }
 
 void pcb_result_set_status(struct pcb_result *res, const char *status,

@@ -9,7 +9,8 @@
  * full, so this is the cost of a miss: lookup, allocation (and reclaim once
  * the budget is used), the device read, the wake-up of the reader.
  * The direct engine (O_DIRECT pread, one at a time per thread) is what a
- * synchronous reader can get from the device at all.
+ * synchronous reader can get from the device at all: its result file says
+ * "limit": true, and the verdict's "of limit" column divides by it.
  *
  * Headline: reads per second per thread.  Also the latency of one read,
  * mean and p99 (from a log-linear histogram: 16 steps per power of two,
@@ -182,6 +183,7 @@ static int run(struct pcb_run *r)
 		.higher = true,						\
 		.timed = true,						\
 		.engines = PCB_ENG_ALL,					\
+		.direct_is_limit = true,				\
 		.params = params_t##T,					\
 		.disk = disk,						\
 		.prepare = prepare,					\
