@@ -4,6 +4,7 @@
  *   pagecache bench ...     workloads against engines   tools/bench/
  *   pagecache run ...       the default suite, then the comparison
  *   pagecache compare ...   result files side by side   tools/compare/
+ *   pagecache report DIR    report.html of a folder     tools/compare/
  *   pagecache trace ...     trace reports               tools/trace/
  *   pagecache version | help [COMMAND]
  *
@@ -35,7 +36,8 @@ static const struct command {
 } commands[] = {
 	{ "bench", pc_bench_main, "run workloads against engines, write result files" },
 	{ "run", run_main, "the default suite on every engine, then the comparison" },
-	{ "compare", pc_compare_main, "compare result files: LKP and mmtests tables, plots" },
+	{ "compare", pc_compare_main, "compare result files: the verdict, LKP and mmtests tables, plots" },
+	{ "report", pc_report_main, "report.html, its charts and compare.txt for a result folder" },
 	{ "trace", pc_trace_main, "report on a trace recorded with bench --trace" },
 	{ "version", version_main, "print the version" },
 	{ "help", help_main, "help on the command or a subcommand" },
@@ -61,10 +63,14 @@ static const struct command *find(const char *name)
 	return NULL;
 }
 
-/* `pagecache run`: the suite, then the comparison of what it wrote. */
+/*
+ * `pagecache run`: the suite, then the verdict on what it wrote, with
+ * compare.txt and report.html written into the result folder (the
+ * folder of the first file: the bench writes them all in one).
+ */
 static int run_main(int argc, char **argv)
 {
-	char **files = NULL, *cargv[1024];
+	char **files = NULL, *cargv[1030], *dir;
 	int rc, crc, n = 0;
 
 	rc = pcb_suite_main(argc, argv, &files);
@@ -72,13 +78,27 @@ static int run_main(int argc, char **argv)
 		pcb_free_files(files);
 		return rc;
 	}
+	dir = strdup(files[0]);
+	if (!dir) {
+		pcb_free_files(files);
+		return 1;
+	}
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
+	else
+		strcpy(dir, ".");
 	cargv[n++] = "compare";
-	for (char **f = files; *f && n < 1023; f++)
+	cargv[n++] = "--report";
+	cargv[n++] = dir;
+	cargv[n++] = "--base";
+	cargv[n++] = "kernel";
+	for (char **f = files; *f && n < 1029; f++)
 		cargv[n++] = *f;
 	cargv[n] = NULL;
 	printf("\n");
 	fflush(stdout);
 	crc = pc_compare_main(n, cargv);
+	free(dir);
 	pcb_free_files(files);
 	return rc ? rc : crc;
 }

@@ -8,7 +8,10 @@
  * from different RESULT arguments into the same column of the same case
  * (`compare before/ after/`, both with the same engines), the argument
  * becomes part of the set: "before" (or "before:kernel" when the content
- * also differs).  Sets are ordered by first appearance; set 0 is the base.
+ * also differs).  Sets are ordered by first appearance; set 0 is the base,
+ * unless --base names another (which then moves to the front).  A set
+ * holding a case's "limit" run (the limit engine, or a direct run its
+ * file calls the limit) is that case's limit_set: the verdict's reference.
  *
  * Cases (the rows).  A case is a workload plus the parameters that tell
  * its runs apart: a parameter is part of the case when two runs of the
@@ -21,7 +24,15 @@
  * (the bench tool writes the headline first), then the "vmstat" deltas as
  * "vmstat.NAME".
  * Direction: the headline's, else "directions", else lower-is-better for
- * names containing latency, seconds or time, higher otherwise.
+ * names containing latency, seconds or time, higher otherwise.  Profile
+ * metrics ("perf-profile.self.cycles-pp.SYMBOL", bench --profile) are
+ * percentages of samples: changes in points, lower is better, and, like
+ * the counters, for the LKP table only; a repetition that was profiled
+ * but lacks a symbol counts 0 for it (pad_profiles).
+ *
+ * Notes say what is mixed or missing; warnings are the notes that put the
+ * figures in doubt (a kernel run without its memory limit, an interrupted
+ * or failed run, several machines), which the verdict repeats.
  *
  * Single-threaded; everything allocated here is freed by pcc_db_free.
  */
@@ -32,19 +43,15 @@
 
 #include "model.h"
 
-int pcc_note(struct pcc_db *db, const char *fmt, ...)
+static int vnote(struct pcc_db *db, bool warn, const char *fmt, va_list ap)
 {
-	va_list ap;
 	char *s;
-	int n;
 
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
+	if (vasprintf(&s, fmt, ap) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < db->nnote; i++) {
 		if (!strcmp(db->note[i], s)) {	/* say it once */
+			db->warn[i] |= warn;
 			free(s);
 			return 0;
 		}
@@ -52,16 +59,42 @@ int pcc_note(struct pcc_db *db, const char *fmt, ...)
 	if (db->nnote == db->notecap) {
 		size_t cap = db->notecap ? 2 * db->notecap : 8;
 		char **p = realloc(db->note, cap * sizeof(*p));
+		bool *w = p ? realloc(db->warn, cap * sizeof(*w)) : NULL;
 
-		if (!p) {
+		if (p)
+			db->note = p;
+		if (!w) {
 			free(s);
 			return -ENOMEM;
 		}
-		db->note = p;
+		db->warn = w;
 		db->notecap = cap;
 	}
+	db->warn[db->nnote] = warn;
 	db->note[db->nnote++] = s;
 	return 0;
+}
+
+int pcc_note(struct pcc_db *db, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vnote(db, false, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pcc_warn(struct pcc_db *db, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vnote(db, true, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 const struct pcc_metric *pcc_headline(const struct pcc_case *c)
@@ -161,11 +194,23 @@ static char *param_json(const struct pcc_result *r, const char *k)
 
 static char *param_text(const struct pcc_result *r, const char *k)
 {
+	static const char suffix[] = "KMGT";
 	json_t *v = json_object_get(r->params, k);
+	long long b = json_integer_value(v);
+	char *s;
+	int i = -1;
 
 	if (json_is_string(v))
 		return strdup(json_string_value(v));
-	return param_json(r, k);
+	if (strcmp(k, "budget") || !json_is_integer(v) || b <= 0)
+		return param_json(r, k);
+	while (i < 3 && (b & 1023) == 0) {	/* budget=256M, as --budget */
+		b >>= 10;
+		i++;
+	}
+	if (asprintf(&s, i < 0 ? "%lld" : "%lld%c", b, i < 0 ? 0 : suffix[i]) < 0)
+		return NULL;
+	return s;
 }
 
 static bool param_differs(const struct pcc_result *a,
@@ -267,7 +312,7 @@ static int cases_of_workload(struct pcc_db *db, const char *w)
 		}
 		if (!in_set) {
 			if (across)
-				pcc_note(db, "%s: parameter \"%s\" differs "
+				pcc_warn(db, "%s: parameter \"%s\" differs "
 					 "between sets; the runs are set "
 					 "against each other anyway", w, k[p]);
 			k[p] = NULL;	/* not a case parameter */
@@ -404,6 +449,11 @@ static struct pcc_metric *metric_get(struct pcc_db *db,
 	else
 		m->higher = !lower_by_name(name);
 	m->pct = name[0] && name[strlen(name) - 1] == '%';
+	if (!vmstat && !strncmp(name, PCC_PROFILE_PREFIX,
+				strlen(PCC_PROFILE_PREFIX))) {
+		m->profile = m->pct = true;	/* LKP: changes in points */
+		m->higher = false;
+	}
 	c->nmetric++;
 	return m;
 }
@@ -445,11 +495,61 @@ static int add_object(struct pcc_db *db, struct pcc_case *c,
 	return 0;
 }
 
+/* Did this repetition record a profile (bench --profile)? */
+static bool profiled(json_t *rep)
+{
+	return json_array_size(json_object_get(json_object_get(rep, "profile"),
+					       "top")) > 0;
+}
+
+/*
+ * A symbol missing from a profiled repetition's top list had (nearly) no
+ * samples: it counts as 0 there, as LKP counts a function perf never
+ * sampled, so one engine's kernel functions face the other's zeros.
+ */
+static int pad_profiles(struct pcc_db *db)
+{
+	size_t *runs = calloc(db->nset ? db->nset : 1, sizeof(*runs));
+
+	if (!runs)
+		return -ENOMEM;
+	for (size_t k = 0; k < db->ncase; k++) {
+		struct pcc_case *c = &db->kase[k];
+
+		memset(runs, 0, db->nset * sizeof(*runs));
+		for (size_t i = 0; i < db->nres; i++) {
+			const struct pcc_result *r = db->res[i];
+			size_t j;
+			json_t *rep;
+
+			if ((size_t)r->kase != k || strcmp(r->status, "ok"))
+				continue;
+			json_array_foreach(r->reps, j, rep)
+				runs[r->set] += profiled(rep);
+		}
+		for (size_t m = 0; m < c->nmetric; m++) {
+			for (size_t s = 0; c->metric[m].profile && s < db->nset; s++) {
+				struct pcc_vals *v = &c->metric[m].per_set[s];
+
+				while (v->n < runs[s]) {
+					if (vals_add(v, 0)) {
+						free(runs);
+						return -ENOMEM;
+					}
+				}
+			}
+		}
+	}
+	free(runs);
+	return 0;
+}
+
 static int fill(struct pcc_db *db)
 {
 	for (size_t i = 0; i < db->ncase; i++) {
 		struct pcc_case *c = &db->kase[i];
 
+		c->limit_set = -1;
 		c->status = calloc(db->nset, sizeof(*c->status));
 		c->reason = calloc(db->nset, sizeof(*c->reason));
 		if (!c->status || !c->reason)
@@ -468,6 +568,9 @@ static int fill(struct pcc_db *db)
 		}
 		if (!ok)
 			continue;
+		/* the limit engine outranks a direct run called the limit */
+		if (r->limit && (c->limit_set < 0 || !strcmp(r->engine, "limit")))
+			c->limit_set = r->set;
 		json_array_foreach(r->reps, j, rep) {
 			if (add_object(db, c, r, json_object_get(rep, "metrics"),
 				       false) ||
@@ -476,7 +579,7 @@ static int fill(struct pcc_db *db)
 				return -ENOMEM;
 		}
 	}
-	return 0;
+	return pad_profiles(db);
 }
 
 /* ---- notes ---- */
@@ -531,7 +634,7 @@ static void notes(struct pcc_db *db)
 			 "is compared only with itself", nw, ws ? ws : "");
 	free(ws);
 	if (nm > 1) {
-		pcc_note(db, "the results come from %zu different machines:",
+		pcc_warn(db, "the results come from %zu different machines:",
 			 nm);
 		for (size_t i = 0; i < db->nres; i++) {
 			bool seen = !db->res[i]->machine;
@@ -553,15 +656,19 @@ static void notes(struct pcc_db *db)
 		const char *cname = db->kase[r->kase].name;
 		size_t same = 0;
 
-		if (strcmp(r->status, "ok"))
+		if (!strcmp(r->status, "error"))
+			pcc_warn(db, "%s on %s: %s%s%s", cname, set,
+				 r->status, r->reason && *r->reason ? ": " : "",
+				 r->reason ? r->reason : "");
+		else if (strcmp(r->status, "ok"))
 			pcc_note(db, "%s on %s: %s%s%s", cname, set,
 				 r->status, r->reason && *r->reason ? ": " : "",
 				 r->reason ? r->reason : "");
 		if (r->partial)
-			pcc_note(db, "%s: a partial (interrupted) run; its "
+			pcc_warn(db, "%s: a partial (interrupted) run; its "
 				 "repetitions are used", r->path);
 		if (r->unconstrained)
-			pcc_note(db, "%s: %s ran without its memory limit "
+			pcc_warn(db, "%s: %s ran without its memory limit "
 				 "(no cgroup)", r->path, r->engine);
 		for (size_t j = 0; j < db->nres; j++)
 			same += db->res[j]->set == r->set &&
@@ -572,7 +679,31 @@ static void notes(struct pcc_db *db)
 	}
 }
 
-int pcc_group(struct pcc_db *db, char *const *paths)
+/* Make the set called @base set 0, the others keeping their order. */
+static void rebase(struct pcc_db *db, const char *base)
+{
+	size_t b;
+	char *name;
+
+	for (b = 0; b < db->nset && strcmp(db->set[b], base); b++)
+		;
+	if (b == db->nset) {
+		pcc_note(db, "no set is called \"%s\": the base is %s", base,
+			 db->set[0]);
+		return;
+	}
+	name = db->set[b];
+	memmove(&db->set[1], &db->set[0], b * sizeof(*db->set));
+	db->set[0] = name;
+	for (size_t i = 0; i < db->nres; i++) {
+		struct pcc_result *r = db->res[i];
+
+		r->set = (size_t)r->set == b ? 0 :
+			 (size_t)r->set < b ? r->set + 1 : r->set;
+	}
+}
+
+int pcc_group(struct pcc_db *db, char *const *paths, const char *base)
 {
 	char **names = calloc(db->nres ? db->nres : 1, sizeof(*names));
 	bool same_content = true;
@@ -611,6 +742,8 @@ int pcc_group(struct pcc_db *db, char *const *paths)
 			rc = build_cases(db);
 	}
 	free(names);
+	if (!rc && base && db->nset)
+		rebase(db, base);
 	if (!rc)
 		rc = fill(db);
 	if (!rc)

@@ -15,17 +15,25 @@
  * without a % sign); "± N%" is 100 sigma / mean with the population sigma,
  * printed only when above 2%.  A line is printed when some set's change
  * against the base is real (pcc_stats_real_change), or always with --all
- * or when there is one set only.  A set without a run of the case leaves
- * its column blank; a run that could not be done says "n/a" (or "error")
- * on the headline line.
+ * or when there is one set only; a perf profile line ("perf-profile.*")
+ * also needs 1% of the samples in some set (not with --all).  A set
+ * without a run of the case leaves its column blank; a run that could not
+ * be done says "n/a" (or "error") on the headline line.
  *
- * GEO-MEAN: for each metric (not the vmstat counters) found in two cases
- * or more, exp(mean ln v) of the case means per set.  Every column must
- * average the same cases, so a zero is not skipped in one column only: a
- * case with a mean <= 0 in any set (or no run in the base) is left out of
- * every column, and a set that has no run of some remaining case gets no
- * GEO-MEAN (blank) rather than one over fewer cases.  A line under the
- * GEO-MEAN names what was left out.
+ * GEO-MEAN, only over figures that mean the same thing in every case it
+ * spans (never over counts, sizes or CPU seconds of different workloads):
+ * - "GEO-MEAN METRIC", for a headline metric that heads two cases or more
+ *   (aim7's jobs-per-min over its tasks): exp(mean ln v) of the case
+ *   means per set, the cases where METRIC is not the headline left aside;
+ * - "GEO-MEAN headline-ratio", when the cases have different headlines:
+ *   per set, exp(mean ln r) of each case's headline as a ratio to the
+ *   base, turned so that above 1 is better (base / set for lower-is-better
+ *   headlines); the base's is 1.
+ * Every column must average the same cases, so a zero is not skipped in
+ * one column only: a case with a mean <= 0 in any set (or no run in the
+ * base) is left out of every column, and a set that has no run of some
+ * remaining case gets no GEO-MEAN (blank) rather than one over fewer
+ * cases.  A line under the GEO-MEAN names what was left out.
  *
  * Reads the db only; writes to out.
  */
@@ -179,16 +187,38 @@ static bool any_real(const struct pcc_db *db, const struct pcc_metric *m)
 	return false;
 }
 
-/* The metric of case c called name, or NULL. */
-static const struct pcc_metric *find_metric(const struct pcc_case *c,
-					    const char *name)
+/* A profile line worth its place: 1% of the samples or more somewhere. */
+static bool hot(const struct pcc_db *db, const struct pcc_metric *m)
 {
-	for (size_t i = 0; i < c->nmetric; i++)
-		if (!c->metric[i].vmstat && !strcmp(c->metric[i].name, name))
-			return &c->metric[i];
-	return NULL;
+	for (size_t s = 0; s < db->nset; s++)
+		if (pcc_stats_mean(m->per_set[s].v, m->per_set[s].n) >= 1)
+			return true;
+	return false;
 }
 
+/* The headline of case c when it is called name (any name if NULL). */
+static const struct pcc_metric *geo_metric(const struct pcc_case *c,
+					   const char *name)
+{
+	const struct pcc_metric *m = pcc_headline(c);
+
+	return m && (!name || !strcmp(m->name, name)) ? m : NULL;
+}
+
+/* What one set contributes for one case: its mean, or for the headline
+ * ratio (name NULL) its mean against the base's, above 1 when better. */
+static double geo_value(const struct pcc_metric *m, size_t s, bool ratio)
+{
+	const struct pcc_vals *x = &m->per_set[s], *b = &m->per_set[0];
+	double mean = pcc_stats_mean(x->v, x->n), base;
+
+	if (!ratio)
+		return mean;
+	base = pcc_stats_mean(b->v, b->n);
+	return m->higher ? mean / base : base / mean;
+}
+
+/* A GEO-MEAN line of a headline metric, or of the headline ratio (NULL). */
 static void print_geomean(const struct pcc_db *db, const char *name,
 			  FILE *out)
 {
@@ -203,13 +233,13 @@ static void print_geomean(const struct pcc_db *db, const char *name,
 	if (!v || !cells || !w)
 		goto out;
 	for (size_t k = 0; k < db->ncase; k++) {
-		const struct pcc_metric *m = find_metric(&db->kase[k], name);
+		const struct pcc_metric *m = geo_metric(&db->kase[k], name);
 		size_t bad = db->nset;
 
 		if (!m)
 			continue;
 		ncase++;
-		pct = m->pct;
+		pct = name && m->pct;
 		if (!m->per_set[0].n)
 			bad = 0;
 		for (size_t s = 0; s < db->nset && bad == db->nset; s++) {
@@ -228,7 +258,7 @@ static void print_geomean(const struct pcc_db *db, const char *name,
 			const struct pcc_vals *x = &m->per_set[s];
 
 			v[s * db->ncase + used] = x->n ?
-				pcc_stats_mean(x->v, x->n) : NAN;
+				geo_value(m, s, !name) : NAN;
 		}
 		used++;
 	}
@@ -249,8 +279,10 @@ static void print_geomean(const struct pcc_db *db, const char *name,
 	}
 	fclose(w);
 	w = NULL;
-	if (ncase < 2)
+	if (ncase < 2 || used == 1)	/* one case is its own mean */
 		goto out;
+	if (!name)
+		name = "headline-ratio";
 	if (asprintf(&label, "GEO-MEAN %s", name) < 0)
 		label = NULL;
 	if (used)
@@ -276,6 +308,7 @@ size_t pcc_print_lkp(const struct pcc_db *db, bool all, bool counters,
 {
 	struct cell *cells = calloc(db->nset ? db->nset : 1, sizeof(*cells));
 	size_t hidden = 0, lines = 0;
+	bool mixed = false;
 
 	if (!cells || !db->nset) {
 		free(cells);
@@ -300,6 +333,10 @@ size_t pcc_print_lkp(const struct pcc_db *db, bool all, bool counters,
 				hidden++;
 				continue;
 			}
+			if (!all && m->profile && !hot(db, m)) {
+				hidden++;
+				continue;
+			}
 			for (size_t s = 0; s < db->nset; s++)
 				cell_of(c, m, s, &cells[s]);
 			if (asprintf(&label, "%s.%s", c->name, m->name) < 0)
@@ -308,20 +345,26 @@ size_t pcc_print_lkp(const struct pcc_db *db, bool all, bool counters,
 			free(label);
 		}
 	}
-	/* GEO-MEAN per metric name, in order of first appearance */
+	/* GEO-MEAN per headline name, in order of first appearance; then
+	 * of the headline ratios when the headlines differ */
 	for (size_t k = 0; k < db->ncase; k++) {
-		for (size_t i = 0; i < db->kase[k].nmetric; i++) {
-			const struct pcc_metric *m = &db->kase[k].metric[i];
-			bool earlier = false;
+		const struct pcc_metric *m = pcc_headline(&db->kase[k]);
+		bool earlier = false;
 
-			if (m->vmstat)
-				continue;
-			for (size_t j = 0; j < k && !earlier; j++)
-				earlier = find_metric(&db->kase[j], m->name);
-			if (!earlier)
-				print_geomean(db, m->name, out);
-		}
+		if (!m)
+			continue;
+		for (size_t j = 0; j < k && !earlier; j++)
+			earlier = geo_metric(&db->kase[j], m->name);
+		if (!earlier)
+			print_geomean(db, m->name, out);
+		else
+			continue;
+		for (size_t j = k + 1; j < db->ncase && !mixed; j++)
+			mixed = pcc_headline(&db->kase[j]) &&
+				!geo_metric(&db->kase[j], m->name);
 	}
+	if (mixed)
+		print_geomean(db, NULL, out);
 	if (hidden)
 		fprintf(out, "(%zu of %zu lines hidden: no real change against "
 			"the base; --all shows them)\n", hidden, lines);

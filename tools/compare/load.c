@@ -143,6 +143,8 @@ static const char *check(struct pcc_result *r, FILE *err)
 	r->reason = opt_string(root, "reason");
 	r->partial = json_is_true(json_object_get(root, "partial"));
 	r->unconstrained = json_is_false(json_object_get(root, "constrained"));
+	r->limit = !strcmp(r->engine, "limit") ||
+		   json_is_true(json_object_get(root, "limit"));
 
 	r->params = json_object_get(root, "params");
 	if (r->params && !json_is_object(r->params))
@@ -323,5 +325,6 @@ void pcc_db_free(struct pcc_db *db)
 	for (size_t i = 0; i < db->nnote; i++)
 		free(db->note[i]);
 	free(db->note);
+	free(db->warn);
 	memset(db, 0, sizeof(*db));
 }

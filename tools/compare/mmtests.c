@@ -2,7 +2,7 @@
  * mmtests.c - the mmtests table: one block per case, rows Min, Hmean
  * (higher-is-better metrics) or Amean (lower-is-better), Stddev,
  * CoeffVar, Max, each for every metric of the case (the vmstat counters
- * stay in the LKP table), one column per set:
+ * and the perf profiles stay in the LKP table), one column per set:
  *
  *   xfsrepair
  *                                 vanilla           slowscan-v2
@@ -116,7 +116,7 @@ static void print_case(const struct pcc_db *db, const struct pcc_case *c,
 	size_t shown = 0;
 
 	for (size_t i = 0; i < c->nmetric; i++) {
-		if (!c->metric[i].vmstat) {
+		if (!c->metric[i].vmstat && !c->metric[i].profile) {
 			int n = (int)strlen(c->metric[i].name);
 
 			mw = n > mw ? n : mw;
@@ -149,7 +149,7 @@ static void print_case(const struct pcc_db *db, const struct pcc_case *c,
 		for (size_t i = 0; i < c->nmetric; i++) {
 			const struct pcc_metric *m = &c->metric[i];
 
-			if (m->vmstat)
+			if (m->vmstat || m->profile)
 				continue;
 			for (size_t s = 0; s < db->nset; s++)
 				pcc_stats_compute(m->per_set[s].v,

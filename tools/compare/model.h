@@ -32,6 +32,9 @@ struct pcc_result {
 	bool higher;		/* headline direction */
 	bool partial;
 	bool unconstrained;	/* "constrained": false */
+	bool limit;		/* the physical limit of its workload: engine
+				 * "limit", or "limit": true (a direct run the
+				 * lab calls the device's limit) */
 	json_t *params;		/* object or NULL (borrowed from root) */
 	json_t *directions;	/* object or NULL */
 	json_t *reps;		/* array (may be empty) */
@@ -51,6 +54,8 @@ struct pcc_metric {
 	bool pct;		/* name ends in '%': differences are absolute */
 	bool headline;
 	bool vmstat;		/* a counter delta: LKP table only */
+	bool profile;		/* "perf-profile.*": percent of samples in a
+				 * symbol; LKP table only, lower is better */
 	struct pcc_vals *per_set;	/* [db->nset] */
 };
 
@@ -63,6 +68,7 @@ struct pcc_case {
 	const char **reason;	/* [db->nset] */
 	size_t nmetric, cap;
 	struct pcc_metric *metric;	/* in order of first appearance */
+	int limit_set;		/* the set holding its limit run, or -1 */
 };
 
 struct pcc_db {
@@ -74,7 +80,10 @@ struct pcc_db {
 	struct pcc_case *kase;
 	size_t nnote, notecap;
 	char **note;
+	bool *warn;		/* [nnote]: a note that questions the figures */
 };
+
+#define PCC_PROFILE_PREFIX "perf-profile."	/* bench --profile's metrics */
 
 /* load.c */
 /*
@@ -88,10 +97,17 @@ int pcc_load(struct pcc_db *db, char *const *paths, int npaths,
 void pcc_db_free(struct pcc_db *db);
 
 /* group.c */
-/* Sets, cases and metric samples from db->res; notes on what is mixed. */
-int pcc_group(struct pcc_db *db, char *const *paths);
-/* printf-style note for the report; -ENOMEM on failure. */
+/*
+ * Sets, cases and metric samples from db->res; notes on what is mixed.
+ * @base, if not NULL, names the set to make the base (set 0) when there
+ * is one of that name; otherwise the first set found is.
+ */
+int pcc_group(struct pcc_db *db, char *const *paths, const char *base);
+/* printf-style note for the report; -ENOMEM on failure.  A warning is a
+ * note the verdict repeats: the figures may not mean what they seem. */
 int pcc_note(struct pcc_db *db, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int pcc_warn(struct pcc_db *db, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The headline metric of a case, or NULL (only n/a runs). */
 const struct pcc_metric *pcc_headline(const struct pcc_case *c);
@@ -121,5 +137,9 @@ size_t pcc_gate(const struct pcc_db *db, double pct, FILE *out);
  * every problem is said on err.  PC_GNUPLOT names the gnuplot binary.
  */
 int pcc_plot(const struct pcc_db *db, const char *dir, FILE *err);
+/* A chart's file name: "A.B.repN.WHAT.png", A and B kept to the
+ * characters [A-Za-z0-9._=+-] (others become '_'); B may be NULL, rep 0
+ * leaves ".repN" out.  malloc'd; NULL on failure. */
+char *pcc_plot_file(const char *a, const char *b, long rep, const char *what);
 
 #endif
