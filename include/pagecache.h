@@ -80,8 +80,12 @@ int pc_cache_destroy(pc_cache *c);
  *         O_APPEND, O_SYNC, O_DSYNC.  Other flags are refused with -EINVAL.
  * @mode:  as for open(2) when O_CREAT creates the file.
  * Opens of one path share one mapping (by device and inode), so they see
- * each other's writes at once.  Returns 0, -EINVAL, or the errno of open(2)
- * (-ENOENT, -EEXIST, -EACCES, -EISDIR ...).
+ * each other's writes at once.  The cache holds one or two descriptors per
+ * open file (O_DIRECT, and a buffered one for a partial last block), and
+ * closed files' descriptors only within a quarter of RLIMIT_NOFILE; when an
+ * open(2) of its own fails with EMFILE or ENFILE, it lets every closed
+ * file's descriptors go and tries once more.  Returns 0, -EINVAL, or the
+ * errno of open(2) (-ENOENT, -EEXIST, -EACCES, -EISDIR, -EMFILE ...).
  */
 int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 	    pc_file **out);
@@ -110,6 +114,9 @@ int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out);
 /*
  * pc_close - close a file.  Its pages stay cached (written back later) unless
  * the file was unlinked, in which case its dirty pages are dropped unwritten.
+ * A closed file need not keep a descriptor: its pages stay without one.  A
+ * write error of pages written back after the close stays with the file,
+ * and the next pc_fsync of a later open of it reports it.
  * Returns 0, or a writeback error this open had not yet seen (-EIO,
  * -ENOSPC ...); the handle is freed either way.  -EINVAL for NULL.
  */

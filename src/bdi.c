@@ -137,6 +137,20 @@ static bool retire_if_clean_locked(struct pc_bdi *b, struct pc_mapping *m)
 	return true;
 }
 
+bool pc__bdi_retire_if_clean(struct pc_mapping *m)
+{
+	struct pc_bdi *b = m->bdi;
+	bool off = true;
+
+	if (!atomic_load(&m->on_dirty_list))
+		return true;
+	pc__lock(&b->lock);
+	if (atomic_load(&m->on_dirty_list))
+		off = retire_if_clean_locked(b, m);
+	pc__unlock(&b->lock);
+	return off;
+}
+
 /* Close the bandwidth period if 200 ms have passed; nobody waits for it. */
 static void update_bandwidth(struct pc_bdi *b)
 {

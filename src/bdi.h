@@ -57,6 +57,8 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev);
 void pc__bdis_fini(struct pc_cache *c);
 void pc__bdi_mark_dirty(struct pc_mapping *m);	/* put on dirty list */
 void pc__bdi_remove(struct pc_mapping *m);
+/* Off the dirty list if it is clean (or off already): true; dirty: false. */
+bool pc__bdi_retire_if_clean(struct pc_mapping *m);
 void pc__bdi_wakeup(struct pc_bdi *b, unsigned work);
 void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work);
 /* Ask every flusher to write everything and wait until done. */

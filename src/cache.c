@@ -666,6 +666,7 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 		goto fail;
 	}
 	c->max_shadows = c->nr_frames * 2 + 1024;
+	pc__backing_init(c);
 	c->io_ops = pc__io_ops_by_name(c->cfg.io);
 	r = c->io_ops->create(&c->io, 256);
 	if (r && c->io_ops == &pc__io_uring_ops) {

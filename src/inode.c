@@ -5,10 +5,16 @@
  * c->hash maps (st_dev, st_ino) to the mapping of a file; every pc_open of
  * one file shares it.  A mapping stays in the table after its last close,
  * with its pages, as the kernel keeps an inode's pages; closed mappings sit
- * on c->closed (oldest first) and past MAX_CLOSED the oldest is written
- * back and dropped, which bounds the backing fds we hold.  An unlinked file
- * leaves the table at its last close and its pages, dirty or not, are
- * dropped without I/O (aim7 disk_wrt depends on it).
+ * on c->closed (oldest first).  Their descriptors are backing.c's: kept
+ * within a budget, let go under pressure, attached again at the next open.
+ * Past MAX_CLOSED the oldest closed mapping leaves the table if it is
+ * clean; a dirty one is written back first and, if pages stay dirty (a
+ * failing device), stays in the table with them and its errors, for the
+ * next opener's fsync (evict_closed).  A mapping with dirty pages is freed
+ * only at destroy (which reports it, counted as writeback_lost) or when
+ * its file was unlinked: an unlinked file leaves the table at its last
+ * close and its pages, dirty or not, are dropped without I/O (aim7
+ * disk_wrt depends on it).
  *
  *   m->refs: 1 for the table + 1 per open file + transient ones (the
  *   flusher, a pruner).  The put that reaches zero tears the mapping down:
@@ -166,8 +172,13 @@ void pc__invalidate_pages(struct pc_mapping *m)
 int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 {
 	struct stat st;
-	int r = 0;
+	int r = 0, fd;
 
+	pthread_mutex_lock(&m->disk_size_lock);
+	fd = m->fd;
+	pthread_mutex_unlock(&m->disk_size_lock);
+	if (fd < 0)
+		return 0;	/* closed and clean: nothing of ours to cut */
 	if (fstat(m->fd, &st) != 0)
 		return -errno;
 	if (st.st_size == atomic_load(&m->size)) {
@@ -200,13 +211,16 @@ static void mapping_free(struct pc_mapping *m)
 	struct pc_cache *c = m->cache;
 	uint64_t shadows;
 
+	/* Dirty pages die only with an unlinked file or at destroy. */
+	PC_ASSERT(m->unlinked || atomic_load(&c->stopping) ||
+		  (!atomic_load(&m->nr_dirty) && !atomic_load(&m->nr_writeback)));
 	pc__truncate_pages(m, 0);
 	pc__bdi_remove(m);
 	shadows = m->tree.nr_values;
 	if (shadows)
 		atomic_fetch_sub(&c->nr_shadows, shadows);
 	pc__tree_destroy(&m->tree);
-	close(m->fd);
+	pc__backing_close(m);
 	pc__lock_destroy(&m->tree_lock);
 	pthread_rwlock_destroy(&m->i_rwsem);
 	pthread_mutex_destroy(&m->disk_size_lock);
@@ -219,11 +233,29 @@ void pc__mapping_put(struct pc_mapping *m)
 		mapping_free(m);
 }
 
+/* Onto the list of closed mappings, newest last; c->mappings_lock held. */
+static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
+{
+	m->closed_next = NULL;
+	m->closed_prev = c->closed_tail;
+	if (c->closed_tail)
+		c->closed_tail->closed_next = m;
+	else
+		c->closed_head = m;
+	c->closed_tail = m;
+	m->on_closed_list = true;
+	c->nr_closed++;
+	if (m->fd >= 0)
+		c->nr_closed_fds++;
+}
+
 /* Off the list of closed mappings, if on it; c->mappings_lock held. */
 static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
 {
 	if (!m->on_closed_list)
 		return;
+	if (m->fd >= 0)
+		c->nr_closed_fds--;
 	if (m->closed_prev)
 		m->closed_prev->closed_next = m->closed_next;
 	else
@@ -252,55 +284,48 @@ static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 	c->nr_mappings--;
 }
 
-/* Write a mapping back and wait: pruning, shutdown, pc_cache_sync. */
+/* One writeback pass of all of @m, waited for, and the disk size fixed. */
+void pc__mapping_writeback_once(struct pc_mapping *m)
+{
+	pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
+	pc__wait_writeback_range(m, 0, UINT64_MAX);
+	pc__fix_disk_size(m, true);
+}
+
+/*
+ * Write a mapping back and wait: shutdown, pc_cache_sync.  Returns the new
+ * errors, or -EIO when pages stay dirty with none new (all reported).
+ */
 int pc__mapping_sync(struct pc_mapping *m)
 {
 	uint32_t seen = pc__errseq_sample(m);	/* report only new errors */
+	uint64_t left;
+	int r;
 
 	/* Failed pages are tried again, a bounded number of times. */
-	pc__writeback_mapping_retry(m);
+	left = pc__writeback_mapping_retry(m);
 	pc__fix_disk_size(m, true);
-	return pc__errseq_check_advance(m, &seen);
+	r = pc__errseq_check_advance(m, &seen);
+	return r ? r : left ? -EIO : 0;
 }
 
-static struct pc_mapping *mapping_new(struct pc_cache *c, int fd,
-				      const struct stat *st, bool writable)
+/* A new mapping of the file of @st, @mfd its backing fd (backing.c). */
+static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
+				      const struct stat *st)
 {
 	struct pc_mapping *m = calloc(1, sizeof(*m));
-	char proc[64];
-	int mfd;
 
 	if (!m)
 		return NULL;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	m->direct = true;
-	mfd = open(proc, O_RDWR | O_DIRECT | O_CLOEXEC);
-	if (mfd < 0 && errno == EINVAL) {	/* tmpfs and friends */
-		m->direct = false;
-		mfd = open(proc, O_RDWR | O_CLOEXEC);
-	}
-	if (mfd < 0 && !writable && (errno == EACCES || errno == EROFS)) {
-		m->direct = true;
-		mfd = open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
-		if (mfd < 0 && errno == EINVAL) {
-			m->direct = false;
-			mfd = open(proc, O_RDONLY | O_CLOEXEC);
-		}
-	}
-	if (mfd < 0) {
-		free(m);
-		return NULL;
-	}
-	mfd = pc__fd_high(mfd);	/* out of the program's way (fd.c) */
+	m->direct = direct;
 	m->cache = c;
 	m->dev = st->st_dev;
 	m->ino = st->st_ino;
 	m->fd = mfd;
+	atomic_init(&m->tail_fd, -1);
 	m->bdi = pc__bdi_get(c, st->st_dev);
 	if (!m->bdi) {
-		close(mfd);
 		free(m);
-		errno = ENOMEM;
 		return NULL;
 	}
 	pthread_rwlock_init(&m->i_rwsem, NULL);
@@ -340,18 +365,31 @@ static void truncate_to(struct pc_mapping *m, off_t len)
 	}
 }
 
+/* The live mapping of the file of @st, or NULL; mappings_lock held. */
+static struct pc_mapping *lookup_locked(struct pc_cache *c,
+					const struct stat *st)
+{
+	struct pc_mapping *m = c->hash[hash_of(c, st->st_dev, st->st_ino)];
+
+	while (m && (!pc__mapping_matches(m, st) || m->dead))
+		m = m->hash_next;
+	return m;
+}
+
 /*
  * Open the file @fd refers to (@st: its fstat) through @c.  @fd stays the
- * caller's: the mapping opens a backing fd of its own.
+ * caller's: a mapping made or found without descriptors gets its own,
+ * opened from @fd with mappings_lock dropped (an EMFILE there releases
+ * descriptors, backing.c), and the table is looked at again after.
  */
 static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		     pc_file **out)
 {
 	bool writable = (flags & O_ACCMODE) != O_RDONLY;
-	bool found = false;
+	bool found = false, direct = false;
 	struct pc_mapping *m;
 	struct pc_file *f;
-	unsigned h;
+	int mfd = -1;
 
 	if (S_ISDIR(st->st_mode))
 		return -EISDIR;
@@ -361,21 +399,34 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	if (!f)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->mappings_lock);
-	h = hash_of(c, st->st_dev, st->st_ino);
-	for (m = c->hash[h]; m; m = m->hash_next)
-		if (m->dev == st->st_dev && m->ino == st->st_ino && !m->dead)
+	for (;;) {
+		m = lookup_locked(c, st);
+		if (m && m->fd >= 0)
 			break;
-	if (!m) {
-		m = mapping_new(c, fd, st, writable);
-		if (!m) {
-			int e = errno ? -errno : -ENOMEM;
-
-			pthread_mutex_unlock(&c->mappings_lock);
-			free(f);
-			return e;
+		if (mfd >= 0) {	/* made below, the table looked at again */
+			if (m && pc__backing_attach_locked(m, mfd))
+				mfd = -1;
+			break;
 		}
-		m->hash_next = c->hash[h];
-		c->hash[h] = m;
+		pthread_mutex_unlock(&c->mappings_lock);
+		mfd = pc__backing_open(c, fd, writable, &direct);
+		if (mfd < 0) {
+			free(f);
+			return mfd;
+		}
+		pthread_mutex_lock(&c->mappings_lock);
+	}
+	if (!m) {
+		m = mapping_new(c, mfd, direct, st);
+		if (!m) {
+			pthread_mutex_unlock(&c->mappings_lock);
+			close(mfd);
+			free(f);
+			return -ENOMEM;
+		}
+		mfd = -1;
+		m->hash_next = c->hash[hash_of(c, st->st_dev, st->st_ino)];
+		c->hash[hash_of(c, st->st_dev, st->st_ino)] = m;
 		c->nr_mappings++;
 	} else {
 		closed_del_locked(c, m);
@@ -393,6 +444,8 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		c->files->prev = f;
 	c->files = f;
 	pthread_mutex_unlock(&c->mappings_lock);
+	if (mfd >= 0)
+		close(mfd);	/* another opener gave it one first */
 	if ((flags & O_TRUNC) && writable) {
 		pthread_rwlock_wrlock(&m->i_rwsem);
 		truncate_to(m, 0);
@@ -421,9 +474,10 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 	    (flags & O_ACCMODE) == O_ACCMODE)
 		return -EINVAL;
 	*out = NULL;
-	fd = open(path, (flags & (O_ACCMODE | O_CREAT | O_EXCL)) | O_CLOEXEC, mode);
+	fd = pc__open_retry(c, path, (flags & (O_ACCMODE | O_CREAT | O_EXCL)) |
+			    O_CLOEXEC, mode);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = fstat(fd, &st) != 0 ? -errno : file_open(c, fd, &st, flags, out);
 	close(fd);
 	return r;
@@ -449,10 +503,43 @@ PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
 	return file_open(c, fd, &st, flags & OPEN_FLAGS, out);
 }
 
+/*
+ * Past MAX_CLOSED closed mappings, the oldest leaves the table - if it is
+ * clean.  A dirty one is written back once first (no lock held); if pages
+ * stay dirty (the device fails) it stays, its errors kept for the next
+ * opener's fsync as the kernel keeps them on the inode, and goes to the
+ * end of the list.  No lock held.
+ */
+static void evict_closed(struct pc_cache *c)
+{
+	struct pc_mapping *m;
+	int puts = 0;
+
+	pthread_mutex_lock(&c->mappings_lock);
+	m = c->nr_closed > MAX_CLOSED ? c->closed_head : NULL;
+	if (m && (atomic_load(&m->nr_dirty) || atomic_load(&m->nr_writeback)) &&
+	    pc__mapping_tryget(m)) {
+		closed_del_locked(c, m);	/* to the end: others first */
+		closed_add_locked(c, m);
+		pthread_mutex_unlock(&c->mappings_lock);
+		pc__mapping_writeback_once(m);
+		pthread_mutex_lock(&c->mappings_lock);
+		puts = 1;	/* ours */
+	}
+	if (m && m->on_closed_list && m->nr_open == 0 && !m->dead &&
+	    !atomic_load(&m->nr_dirty) && !atomic_load(&m->nr_writeback)) {
+		table_remove_locked(c, m);
+		puts++;		/* the table's: the last, unless it is in use */
+	}
+	pthread_mutex_unlock(&c->mappings_lock);
+	while (puts--)
+		pc__mapping_put(m);
+}
+
 PC_EXPORT int pc_close(pc_file *f)
 {
 	struct pc_cache *c;
-	struct pc_mapping *m, *victim = NULL;
+	struct pc_mapping *m;
 	bool drop = false, last;
 	int r;
 
@@ -474,19 +561,7 @@ PC_EXPORT int pc_close(pc_file *f)
 		table_remove_locked(c, m);
 		drop = true;
 	} else if (last && !m->dead) {
-		m->closed_next = NULL;
-		m->closed_prev = c->closed_tail;
-		if (c->closed_tail)
-			c->closed_tail->closed_next = m;
-		else
-			c->closed_head = m;
-		c->closed_tail = m;
-		m->on_closed_list = true;
-		c->nr_closed++;
-		if (c->nr_closed > MAX_CLOSED) {
-			victim = c->closed_head;
-			table_remove_locked(c, victim);
-		}
+		closed_add_locked(c, m);
 	}
 	pthread_mutex_unlock(&c->mappings_lock);
 	if (last && !drop && !m->unlinked) {
@@ -495,15 +570,15 @@ PC_EXPORT int pc_close(pc_file *f)
 		if (!r)
 			r = e;
 	}
-	if (victim) {
-		pc__mapping_sync(victim);	/* its errors were for its files */
-		pc__mapping_put(victim);
-	}
 	if (drop)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */
 	pc__mapping_put(m);		/* the file's */
 	pthread_mutex_destroy(&f->ra_lock);
 	free(f);
+	if (last && !drop) {
+		evict_closed(c);
+		pc__backing_trim(c);
+	}
 	return r;
 }
 
@@ -661,6 +736,10 @@ int pc__mappings_shutdown(struct pc_cache *c)
 		if (!m)
 			break;
 		r = m->unlinked ? 0 : pc__mapping_sync(m);
+		/* What is still dirty now dies with the cache: destroy says so. */
+		if (!m->unlinked && atomic_load(&m->nr_dirty))
+			pc__add(c, 0, writeback_lost,
+				(int64_t)atomic_load(&m->nr_dirty));
 		if (r && !first_err)
 			first_err = r;
 		pc__mapping_put(m);

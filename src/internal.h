@@ -102,8 +102,16 @@ struct pc_mapping {
 	struct pc_cache *cache;		/* read-only */
 	dev_t dev;			/* read-only */
 	ino_t ino;			/* read-only */
-	int fd;				/* backing fd, read-only until free */
-	bool direct;			/* fd has O_DIRECT */
+	/*
+	 * Backing descriptors (backing.c): changed under mappings_lock and
+	 * disk_size_lock, only while the mapping is closed; -1 while it
+	 * holds none.  Used by holders of a reference that have it open or
+	 * see it dirty (it keeps them then), by others under disk_size_lock.
+	 */
+	int fd;				/* O_DIRECT where the fs takes it */
+	_Atomic int tail_fd;		/* buffered twin for a partial last
+					   block; -1 until one is written */
+	bool direct;			/* fd has O_DIRECT; read-only */
 	struct pc_bdi *bdi;		/* read-only */
 
 	pthread_rwlock_t i_rwsem;	/* see the lock order */
@@ -216,8 +224,10 @@ struct pc_cache {
 	unsigned hash_size;
 	struct pc_mapping *closed_head, *closed_tail;	/* mappings_lock */
 	struct pc_file *files;		/* mappings_lock: open files */
-	unsigned nr_closed;
-	unsigned nr_mappings;
+	unsigned nr_closed;		/* mappings_lock */
+	unsigned nr_closed_fds;		/* mappings_lock: closed, holding fds */
+	unsigned nr_mappings;		/* mappings_lock */
+	unsigned fd_budget;		/* read-only: closed mappings' fds */
 
 	pthread_mutex_t bdi_lock;
 	struct pc_bdi *bdis;		/* bdi_lock */
@@ -377,8 +387,35 @@ void pc__mapping_put(struct pc_mapping *m);
 int pc__mappings_shutdown(struct pc_cache *c);
 /* The mapping of (@dev, @ino), with a reference; NULL if none. */
 struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino);
+/* One writeback pass of all of @m, waited for; the disk size fixed. */
+void pc__mapping_writeback_once(struct pc_mapping *m);
 /* Write all of @m back (bounded retries), cut the disk size; new errors. */
 int pc__mapping_sync(struct pc_mapping *m);
+
+struct stat;
+
+/* backing.c: the mappings' descriptors */
+void pc__backing_init(struct pc_cache *c);	/* the budget, at create */
+/* open(2), trying once more after pc__backing_release_all on EMFILE. */
+int pc__open_retry(struct pc_cache *c, const char *path, int flags,
+		   mode_t mode);
+/* A backing fd for the file of @fd (O_DIRECT if it can); fd or -errno. */
+int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct);
+/* @fd becomes @m's (mappings_lock held); false: @m had one, close yours. */
+bool pc__backing_attach_locked(struct pc_mapping *m, int fd);
+/*
+ * The descriptor that writes @m's partial last block exactly: m->fd if it
+ * is buffered, else m->tail_fd, opened at the first need.  @may_release:
+ * no lock held, EMFILE may release descriptors.  fd or -errno.
+ */
+int pc__backing_tail_fd(struct pc_mapping *m, bool may_release);
+/* A closed mapping was added: past the budget, the oldest let theirs go. */
+void pc__backing_trim(struct pc_cache *c);
+/* Every closed mapping lets its descriptors go (dirty ones written back). */
+void pc__backing_release_all(struct pc_cache *c);
+void pc__backing_close(struct pc_mapping *m);	/* teardown */
+/* Does @st (a stat of some path or fd) name @m's file? */
+bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st);
 
 /* coherence.c: close-to-open coherence, hand-offs to the kernel */
 struct stat;

@@ -605,9 +605,7 @@ uint64_t pc__writeback_mapping_retry(struct pc_mapping *m)
 		if (!left)
 			break;
 	}
-	if (left)
-		pc__add(m->cache, 0, writeback_lost, (int64_t)left);
-	return left;
+	return left;	/* kept dirty: lost only if the caller drops them */
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,286 @@
+/*
+ * backing.c - the descriptors behind the mappings: each mapping's backing
+ * fd (O_DIRECT where the filesystem takes it) and its buffered twin for
+ * the sub-block tail of the file, both opened from an opener's descriptor;
+ * kept by closed mappings only within a budget; let go under descriptor
+ * pressure.  Each is close-on-exec and moved out of the program's way
+ * (fd.c: pc__fd_high).
+ *
+ * A closed file must not cost the program its descriptors (the kernel
+ * keeps an inode's pages with none):
+ *
+ *   open mapping            holds m->fd, and m->tail_fd once a tail that
+ *                           is not a whole block was written (writeback.c)
+ *   closed, within budget   keeps them: opening it again costs no open(2)
+ *   closed, past budget     the oldest closed mapping holding descriptors
+ *                           lets them go at its close: at once if clean, a
+ *                           dirty one after a writeback pass (pages still
+ *                           dirty - the device failed - keep them)
+ *   EMFILE or ENFILE from   every closed mapping lets its descriptors go,
+ *   an open(2) of ours      the dirty ones after a writeback pass, and the
+ *                           open(2) is tried once more
+ *
+ *   budget: a quarter of RLIMIT_NOFILE's soft limit at create, between
+ *   FD_BUDGET_MIN and FD_BUDGET_MAX (c->fd_budget); c->nr_closed_fds counts
+ *   the closed mappings that hold descriptors.
+ *
+ * A mapping without descriptors keeps its pages.  The next open of the
+ * file finds it by the opener's dev:ino (pc__mapping_matches) and attaches
+ * descriptors made from the opener's; the open then revalidates the pages
+ * (coherence.c, pc__mapping_stale): another process may have changed the
+ * file meanwhile, or the inode number may name a new file.
+ *
+ * Who may use m->fd and m->tail_fd: a holder of a reference that has the
+ * mapping open or sees it dirty or under writeback - such a mapping never
+ * lets them go.  Others (pc_cache_sync, the completion that refreshes
+ * m->seen) read m->fd under disk_size_lock and may find -1.  Descriptors
+ * go (backing_release_locked) under mappings_lock and disk_size_lock, and
+ * only while the table's reference is the only one and the mapping is
+ * closed, clean, not under writeback and off its bdi's dirty list: no one
+ * uses them then, and no one can start to without mappings_lock (lookups,
+ * opens, which attach new ones first) or the dirty list (the flusher).
+ *
+ * Locks: mappings_lock → bdi lock (the dirty list), mappings_lock →
+ * disk_size_lock.  Writeback passes and the close(2) of released
+ * descriptors past the budget run with none held.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "bdi.h"
+
+#define FD_BUDGET_MIN 16
+#define FD_BUDGET_MAX 512	/* MAX_CLOSED in inode.c: all of them */
+
+void pc__backing_init(struct pc_cache *c)
+{
+	struct rlimit rl;
+	rlim_t quarter = FD_BUDGET_MAX;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		quarter = rl.rlim_cur / 4;
+	c->fd_budget = (unsigned)pc_min(pc_max(quarter, (rlim_t)FD_BUDGET_MIN),
+					(rlim_t)FD_BUDGET_MAX);
+}
+
+bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st)
+{
+	return m->dev == st->st_dev && m->ino == st->st_ino;
+}
+
+static bool out_of_fds(int err)
+{
+	return err == EMFILE || err == ENFILE;
+}
+
+int pc__open_retry(struct pc_cache *c, const char *path, int flags,
+		   mode_t mode)
+{
+	int fd = open(path, flags, mode);
+
+	if (fd < 0 && out_of_fds(errno)) {
+		pc__backing_release_all(c);
+		fd = open(path, flags, mode);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * /proc/self/fd/@fd again with @flags, as pc__open_retry, moved out of the
+ * program's way (fd.c): a descriptor the library keeps.
+ */
+static int reopen(struct pc_cache *c, int fd, int flags)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return pc__fd_high(pc__open_retry(c, proc, flags | O_CLOEXEC, 0));
+}
+
+int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct)
+{
+	int mfd;
+
+	*direct = true;
+	mfd = reopen(c, fd, O_RDWR | O_DIRECT);
+	if (mfd == -EINVAL) {	/* tmpfs and friends */
+		*direct = false;
+		mfd = reopen(c, fd, O_RDWR);
+	}
+	if (mfd < 0 && !writable && (mfd == -EACCES || mfd == -EROFS)) {
+		*direct = true;
+		mfd = reopen(c, fd, O_RDONLY | O_DIRECT);
+		if (mfd == -EINVAL) {
+			*direct = false;
+			mfd = reopen(c, fd, O_RDONLY);
+		}
+	}
+	return mfd;
+}
+
+int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
+{
+	int fd = atomic_load(&m->tail_fd), none = -1;
+	char proc[64];
+
+	if (!m->direct)
+		return m->fd;	/* buffered already: it writes any length */
+	if (fd >= 0)
+		return fd;
+	if (may_release) {
+		fd = reopen(m->cache, m->fd, O_RDWR);
+	} else {	/* page locks held: no writeback of others, no lock */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", m->fd);
+		fd = open(proc, O_RDWR | O_CLOEXEC);
+		fd = fd < 0 ? -errno : pc__fd_high(fd);
+	}
+	if (fd < 0)
+		return fd;
+	if (!atomic_compare_exchange_strong(&m->tail_fd, &none, fd)) {
+		close(fd);	/* another writeback was first */
+		fd = none;
+	}
+	return fd;
+}
+
+/*
+ * May @m let its descriptors go now, @refs the references on it (the
+ * table's, and the caller's if it holds one)?  mappings_lock held.
+ */
+static bool releasable_locked(struct pc_mapping *m, int refs)
+{
+	return m->fd >= 0 && m->nr_open == 0 && !m->dead &&
+	       atomic_load(&m->refs) == refs &&
+	       atomic_load(&m->nr_dirty) == 0 &&
+	       atomic_load(&m->nr_writeback) == 0 &&
+	       pc__bdi_retire_if_clean(m);	/* off the flusher's list */
+}
+
+/*
+ * Take @m's descriptors for the caller to close (out[0..1], -1 if none).
+ * mappings_lock held, releasable_locked(m).
+ */
+static void backing_release_locked(struct pc_cache *c, struct pc_mapping *m,
+				   int out[2])
+{
+	pthread_mutex_lock(&m->disk_size_lock);
+	out[0] = m->fd;
+	out[1] = atomic_exchange(&m->tail_fd, -1);
+	m->fd = -1;
+	pthread_mutex_unlock(&m->disk_size_lock);
+	if (m->on_closed_list)
+		c->nr_closed_fds--;
+	pc__inc(c, 0, backing_fd_release);
+}
+
+static void close_pair(const int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+void pc__backing_close(struct pc_mapping *m)
+{
+	int fds[2] = { m->fd, atomic_load(&m->tail_fd) };
+
+	close_pair(fds);
+	m->fd = -1;
+	atomic_store(&m->tail_fd, -1);
+}
+
+bool pc__backing_attach_locked(struct pc_mapping *m, int fd)
+{
+	struct pc_cache *c = m->cache;
+
+	if (m->fd >= 0)
+		return false;	/* another opener attached first */
+	pthread_mutex_lock(&m->disk_size_lock);
+	m->fd = fd;
+	pthread_mutex_unlock(&m->disk_size_lock);
+	if (m->on_closed_list)
+		c->nr_closed_fds++;
+	return true;
+}
+
+/*
+ * Write @m back once (a closed mapping that holds descriptors past the
+ * budget, or under pressure) and let its descriptors go if it is clean.
+ * No lock held; the caller's reference on @m is dropped.
+ */
+static void release_after_writeback(struct pc_cache *c, struct pc_mapping *m)
+{
+	int fds[2] = { -1, -1 };
+
+	bool ours_put = false;
+
+	pc__mapping_writeback_once(m);
+	pthread_mutex_lock(&c->mappings_lock);
+	if (releasable_locked(m, 2)) {	/* the table's and ours */
+		atomic_fetch_sub(&m->refs, 1);	/* not the last: the table's */
+		ours_put = true;
+		backing_release_locked(c, m, fds);
+	}
+	pthread_mutex_unlock(&c->mappings_lock);
+	close_pair(fds);
+	if (!ours_put)
+		pc__mapping_put(m);
+}
+
+void pc__backing_trim(struct pc_cache *c)
+{
+	struct pc_mapping *m, *dirty = NULL;
+	int fds[2] = { -1, -1 };
+
+	pthread_mutex_lock(&c->mappings_lock);
+	for (m = c->closed_head; m && c->nr_closed_fds > c->fd_budget;
+	     m = m->closed_next) {
+		if (m->fd < 0)
+			continue;
+		if (releasable_locked(m, 1)) {
+			backing_release_locked(c, m, fds);
+			break;
+		}
+		if (!m->dead && m->nr_open == 0 && pc__mapping_tryget(m)) {
+			dirty = m;	/* written back below, without the lock */
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->mappings_lock);
+	close_pair(fds);
+	if (dirty)
+		release_after_writeback(c, dirty);
+}
+
+void pc__backing_release_all(struct pc_cache *c)
+{
+	struct pc_mapping **dirty;
+	unsigned n = 0;
+
+	pc__inc(c, 0, backing_fd_emfile);
+	pthread_mutex_lock(&c->mappings_lock);
+	dirty = malloc((c->nr_closed + 1) * sizeof(*dirty));
+	for (struct pc_mapping *m = c->closed_head; m; m = m->closed_next) {
+		int fds[2];
+
+		if (m->fd < 0)
+			continue;
+		if (releasable_locked(m, 1)) {
+			/* close(2) of a regular file does not block: here */
+			backing_release_locked(c, m, fds);
+			close_pair(fds);
+		} else if (dirty && !m->dead && m->nr_open == 0 &&
+			   pc__mapping_tryget(m)) {
+			dirty[n++] = m;
+		}
+	}
+	pthread_mutex_unlock(&c->mappings_lock);
+	for (unsigned i = 0; i < n; i++)
+		release_after_writeback(c, dirty[i]);
+	free(dirty);
+}

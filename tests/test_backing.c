@@ -1,0 +1,285 @@
+/*
+ * test_backing.c - the mappings' descriptors (backing.c): a closed file
+ * does not cost the program its descriptors.
+ *
+ *   many_files_low_limit  under RLIMIT_NOFILE 256, 3000 files created,
+ *                         written and closed one after another: every
+ *                         pc_open succeeds, the library holds at most its
+ *                         budget, and every file is on disk at the end;
+ *   emfile_releases       the program itself takes every descriptor left:
+ *                         an open(2) of the library meets EMFILE, releases
+ *                         the closed mappings' descriptors and succeeds;
+ *   closed_keep_pages     a closed mapping without descriptors keeps its
+ *                         pages: reopened, it reads them without I/O; a
+ *                         file changed behind it is revalidated instead.
+ *
+ * Cases that lower RLIMIT_NOFILE run in a child process (fork): it does
+ * plain checks and reports by exit status, which the test asserts.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "util.h"
+
+#define PG 4096
+
+/* Descriptors this process has open. */
+static unsigned open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the directory's own */
+}
+
+#define CHILD_FAIL(code, ...) do { \
+	fprintf(stderr, "child: " __VA_ARGS__); \
+	fprintf(stderr, "\n"); \
+	_exit(code); \
+} while (0)
+
+/* Run @fn in a child under RLIMIT_NOFILE @limit; its exit status is 0. */
+static void in_child(void (*fn)(void), rlim_t limit)
+{
+	struct rlimit rl = { limit, limit };
+	int status;
+	pid_t pid;
+
+	(void)tu_dir();	/* made by the parent: the child must not remove it */
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			CHILD_FAIL(90, "setrlimit: %s", strerror(errno));
+		fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child failed: status %#x", status);
+}
+
+static const char *nth(unsigned i)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "many-%u", i);
+	return tu_path(name);
+}
+
+#define MANY 3000
+#define MANY_LEN 5000	/* a whole page and a partial one */
+
+static void many_files(void)
+{
+	static unsigned char buf[MANY_LEN];
+	unsigned most = 0;
+	pc_cache *c;
+	uint64_t v;
+	int e;
+
+	if ((e = pc_cache_create(&c, "memory=8M")) != 0)
+		CHILD_FAIL(2, "create: %d", e);
+	if (c->fd_budget != 256 / 4)
+		CHILD_FAIL(3, "fd budget %u, want 64", c->fd_budget);
+	for (unsigned i = 0; i < MANY; i++) {
+		pc_file *f;
+
+		tu_pattern(buf, sizeof(buf), i, 0);
+		if ((e = pc_open(c, nth(i), O_RDWR | O_CREAT | O_TRUNC, 0644, &f)))
+			CHILD_FAIL(4, "pc_open of file %u: %s", i, strerror(-e));
+		if (pc_pwrite(f, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+			CHILD_FAIL(5, "pc_pwrite of file %u", i);
+		if ((e = pc_close(f)))
+			CHILD_FAIL(6, "pc_close of file %u: %d", i, e);
+		most = pc_max(most, open_fds());
+	}
+	pc_vmstat(c, "backing_fd_release", &v);
+	printf("  %u files under RLIMIT_NOFILE 256: at most %u descriptors "
+	       "open, %llu released by closed mappings\n", MANY, most,
+	       (unsigned long long)v);
+	/* stdio, the ring, the budget, and one open's own */
+	if (most > 3 + 2 + c->fd_budget + 4)
+		CHILD_FAIL(7, "%u descriptors open", most);
+	if (v < MANY - c->fd_budget)
+		CHILD_FAIL(8, "%llu released", (unsigned long long)v);
+	if ((e = pc_cache_destroy(c)))
+		CHILD_FAIL(9, "destroy: %d", e);
+}
+
+static void test_many_files_low_limit(void **state)
+{
+	unsigned char want[MANY_LEN], got[MANY_LEN + 1];
+
+	(void)state;
+	in_child(many_files, 256);
+	for (unsigned i = 0; i < MANY; i++) {
+		int fd = open(nth(i), O_RDONLY);
+
+		assert_true(fd >= 0);
+		tu_pattern(want, sizeof(want), i, 0);
+		assert_int_equal(read(fd, got, sizeof(got)), MANY_LEN);
+		assert_memory_equal(got, want, MANY_LEN);
+		close(fd);
+		unlink(nth(i));
+	}
+}
+
+#define FEW 40
+
+static void emfile(void)
+{
+	unsigned char buf[PG];
+	int mine[256], nmine = 0;
+	uint64_t emfiles;
+	pc_cache *c;
+	pc_file *f;
+	int e;
+
+	if ((e = pc_cache_create(&c, "memory=4M")) != 0)
+		CHILD_FAIL(2, "create: %d", e);
+	memset(buf, 'e', sizeof(buf));
+	for (unsigned i = 0; i < FEW; i++) {	/* closed, clean, holding fds */
+		if ((e = pc_open(c, nth(i), O_RDWR | O_CREAT | O_TRUNC, 0644, &f)) ||
+		    pc_pwrite(f, buf, PG, 0) != PG || pc_fsync(f) || pc_close(f))
+			CHILD_FAIL(3, "file %u: %d", i, e);
+	}
+	if (c->nr_closed_fds != c->fd_budget)
+		CHILD_FAIL(4, "%u closed mappings hold fds, budget %u",
+			   c->nr_closed_fds, c->fd_budget);
+	/* The program takes every descriptor there is. */
+	while (nmine < 256 && (mine[nmine] = open("/dev/null", O_RDONLY)) >= 0)
+		nmine++;
+	if (nmine == 256 || errno != EMFILE)
+		CHILD_FAIL(5, "could not run out of descriptors");
+	close(mine[--nmine]);	/* one left for the open(2) of the path */
+	if ((e = pc_open(c, nth(FEW), O_RDWR | O_CREAT | O_TRUNC, 0644, &f)))
+		CHILD_FAIL(6, "pc_open at EMFILE: %s", strerror(-e));
+	pc_vmstat(c, "backing_fd_emfile", &emfiles);
+	if (emfiles < 1 || c->nr_closed_fds != 0)
+		CHILD_FAIL(7, "emfile %llu, %u closed mappings hold fds",
+			   (unsigned long long)emfiles, c->nr_closed_fds);
+	if (pc_pwrite(f, buf, 100, 0) != 100 || (e = pc_fsync(f)) || pc_close(f))
+		CHILD_FAIL(8, "write at EMFILE: %d", e);
+	while (nmine)
+		close(mine[--nmine]);
+	if ((e = pc_cache_destroy(c)))
+		CHILD_FAIL(9, "destroy: %d", e);
+}
+
+static void test_emfile_releases(void **state)
+{
+	struct stat st;
+
+	(void)state;
+	in_child(emfile, 64);	/* budget 16, under FEW */
+	assert_int_equal(stat(nth(FEW), &st), 0);
+	assert_int_equal(st.st_size, 100);
+	for (unsigned i = 0; i <= FEW; i++)
+		unlink(nth(i));
+}
+
+/*
+ * Budget 16 (RLIMIT_NOFILE 64, in a child): file 0 is written, fsynced and
+ * closed, then 16 more: file 0's mapping lets its fd go.  Reopened, it
+ * reads its pages from the cache (no pgpgin); changed behind the cache's
+ * back while closed, it is revalidated (stale_opens) and reads the change.
+ */
+static void closed_pages(void)
+{
+	unsigned char buf[4 * PG], back[4 * PG];
+	uint64_t in0, in1, stale;
+	struct pc_mapping *m;
+	pc_cache *c;
+	pc_file *f;
+	int e, fd;
+
+	if ((e = pc_cache_create(&c, "memory=4M")) != 0)
+		CHILD_FAIL(2, "create: %d", e);
+	tu_pattern(buf, sizeof(buf), 77, 0);
+	if (pc_open(c, nth(0), O_RDWR | O_CREAT | O_TRUNC, 0644, &f) ||
+	    pc_pwrite(f, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
+	    pc_fsync(f))
+		CHILD_FAIL(3, "file 0");
+	m = f->mapping;
+	pc_close(f);
+	for (unsigned i = 1; i <= c->fd_budget; i++) {
+		if (pc_open(c, nth(i), O_RDWR | O_CREAT | O_TRUNC, 0644, &f) ||
+		    pc_pwrite(f, buf, 10, 0) != 10 || pc_close(f))
+			CHILD_FAIL(4, "file %u", i);
+	}
+	if (m->fd != -1 || atomic_load(&m->nr_pages) != 4)
+		CHILD_FAIL(5, "file 0: fd %d, %llu pages", m->fd,
+			   (unsigned long long)atomic_load(&m->nr_pages));
+	pc_vmstat(c, "pgpgin", &in0);
+	if (pc_open(c, nth(0), O_RDONLY, 0, &f) ||
+	    pc_pread(f, back, sizeof(back), 0) != (ssize_t)sizeof(back) ||
+	    memcmp(back, buf, sizeof(buf)) != 0)
+		CHILD_FAIL(6, "reopened file 0 reads wrong");
+	pc_vmstat(c, "pgpgin", &in1);
+	if (f->mapping != m || m->fd < 0 || in1 != in0)
+		CHILD_FAIL(7, "file 0 reopened: same mapping %d, fd %d, "
+			   "pgpgin +%llu", f->mapping == m, m->fd,
+			   (unsigned long long)(in1 - in0));
+	pc_close(f);
+	for (unsigned i = 1; i <= c->fd_budget; i++) {	/* file 0 lets go */
+		if (pc_open(c, nth(i), O_RDWR, 0, &f) || pc_close(f))
+			CHILD_FAIL(8, "file %u again", i);
+	}
+	if (m->fd != -1)
+		CHILD_FAIL(9, "file 0 kept fd %d", m->fd);
+	/* Another writer changes file 0 while the cache holds no fd of it. */
+	fd = open(nth(0), O_WRONLY);
+	if (fd < 0 || pwrite(fd, "other", 5, 100) != 5 || close(fd))
+		CHILD_FAIL(10, "write around the cache");
+	memcpy(buf + 100, "other", 5);
+	pc_vmstat(c, "stale_opens", &stale);
+	if (pc_open(c, nth(0), O_RDONLY, 0, &f) ||
+	    pc_pread(f, back, sizeof(back), 0) != (ssize_t)sizeof(back) ||
+	    memcmp(back, buf, sizeof(buf)) != 0)
+		CHILD_FAIL(11, "file 0 changed: reads the old data");
+	pc_vmstat(c, "stale_opens", &in0);
+	if (in0 != stale + 1)
+		CHILD_FAIL(12, "stale_opens %llu -> %llu",
+			   (unsigned long long)stale, (unsigned long long)in0);
+	pc_close(f);
+	if ((e = pc_cache_destroy(c)))
+		CHILD_FAIL(13, "destroy: %d", e);
+}
+
+static void test_closed_keep_pages(void **state)
+{
+	(void)state;
+	in_child(closed_pages, 64);
+	for (unsigned i = 0; i <= 16; i++)
+		unlink(nth(i));
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_closed_keep_pages),
+		cmocka_unit_test(test_emfile_releases),
+		cmocka_unit_test(test_many_files_low_limit),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
