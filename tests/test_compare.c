@@ -850,6 +850,8 @@ static void test_verdict_suite(void **state)
 		   "1.13 (+12.9%); above 1: pagecache is better\n");
 	assert_has(r.out, "1 better, 1 worse, 1 not real\n");
 	assert_has(r.out, "Also compared (workloads): limit (1)\n");
+	assert_has(r.out, "Load average up to 3.5 on 2 cores while they ran: "
+		   "a busy machine, noisy figures\n");
 	run_free(&r);
 	/* asked for on one workload too; the tables still on demand */
 	r = compare("--format", "verdict", fx("seq-write"), NULL);

@@ -433,6 +433,7 @@ static void test_report_page(void **state)
 	assert_non_null(strstr(html, "one writer, a new file of 3xB"));
 	assert_non_null(strstr(html, "0123456789ab"));
 	assert_non_null(strstr(html, "QEMU Virtual CPU"));
+	assert_non_null(strstr(html, "load average 1.5 to 3.5 on 2 cores"));
 	free(html);
 }
 

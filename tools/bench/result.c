@@ -3,10 +3,11 @@
  * summary table printed at the end of a run.
  *
  * A pcb_result is one result file being assembled by the parent: the
- * fixed fields are set at init in the documented order; each repetition's
- * JSON from its child is folded in as it arrives (status, partial,
- * directions, the rep itself); pcb_result_write writes the whole file
- * (to a temporary name, then renamed, so a reader never sees half a
+ * fixed fields are set at init in the documented order (with the load
+ * average as the run starts); each repetition's JSON from its child is
+ * folded in as it arrives (status, partial, directions, the rep itself);
+ * pcb_result_write adds the load average at the end and writes the whole
+ * file (to a temporary name, then renamed, so a reader never sees half a
  * file).  Parent only, one thread.
  */
 #include <errno.h>
@@ -22,6 +23,20 @@
 #ifndef PC_COMMIT
 #define PC_COMMIT "unknown"	/* the Makefile passes build/V/commit.h */
 #endif
+
+/* The 1-minute load average; NaN when /proc/loadavg cannot be read. */
+static double loadavg(void)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	double v = NAN;
+
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = NAN;
+		fclose(f);
+	}
+	return v;
+}
 
 void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
 		     const char *engine, const char *label, const char *config,
@@ -58,6 +73,9 @@ void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
 	json_object_set(res->root, "reps", res->reps);
 	json_object_set_new(res->root, "started", json_string(started));
 	json_object_set_new(res->root, "commit", json_string(PC_COMMIT));
+	if (!isnan(loadavg()))
+		json_object_set_new(res->root, "load", json_pack("{s:f}", "start",
+								  loadavg()));
 	if (!strcmp(engine, "limit") ||
 	    (!strcmp(engine, "direct") && wl->direct_is_limit))
 		json_object_set_new(res->root, "limit", json_true());
@@ -150,6 +168,9 @@ int pcb_result_write(struct pcb_result *res, const char *dir)
 
 	file_name(res, name, sizeof(name));
 	pcb_fmt(res->path, sizeof(res->path), "%s/%s", dir, name);
+	if (json_object_get(res->root, "load") && !isnan(loadavg()))
+		json_object_set_new(json_object_get(res->root, "load"), "end",
+				    json_real(loadavg()));
 	pcb_fmt(tmp, sizeof(tmp), "%s.tmp", res->path);
 	if (json_dump_file(res->root, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
 			   JSON_REAL_PRECISION(10)) < 0) {

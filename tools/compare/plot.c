@@ -348,9 +348,10 @@ static void put_dq(FILE *f, const char *s)
 }
 
 /*
- * overview.png: one bar per case from 1 to its headline ratio (log
+ * overview.ratio.png: one bar per case from 1 to its headline ratio (log
  * scale, above 1 = the subject is better), green or red for a real
- * change, grey otherwise; the whiskers span the extreme runs.
+ * change, grey otherwise; the whiskers span the extreme runs; the ratio
+ * is written beyond the whisker, on the bar's side of 1.
  */
 static bool overview_chart(const struct pcc_db *db, const struct pcc_verdict *v,
 			   const char *dir, FILE *f)
@@ -394,16 +395,20 @@ static bool overview_chart(const struct pcc_db *db, const struct pcc_verdict *v,
 	put_str(f, db->set[v->subj]);
 	fprintf(f, ")\nunset key\nset logscale x 2\nset format x '%%g'\n"
 		"set xrange [%g:%g]\nset yrange [%zu.5:-0.5]\nset ytics nomirror\n"
-		"set grid noytics xtics\nset style fill solid 0.85 noborder\n"
+		"set mxtics 4\nset grid noytics xtics mxtics\n"
+		"set style fill solid 0.85 noborder\n"
 		"set xlabel 'ratio of the means (log scale); whiskers: the "
 		"extreme runs'\n"
 		"set arrow 1 from 1, graph 0 to 1, graph 1 nohead lw 1.5 "
-		"lc rgb '#333333' front\n", lo / 1.15, hi * 1.3, n - 1);
+		"lc rgb '#333333' front\n", lo / 1.3, hi * 1.3, n - 1);
 	fputs("plot $overview using 3:1:(($3<1)?$3:1):(($3<1)?1:$3):($1-0.32):"
 	      "($1+0.32):6:ytic(2) with boxxyerror lc rgb variable, \\\n"
 	      "     '' using 3:1:4:5 with xerrorbars lc rgb '#222222' pt 7 "
 	      "ps 0.5, \\\n"
-	      "     '' using (($5>$3?$5:$3)*1.04):1:7 with labels left\n", f);
+	      "     '' using ($3>=1?($5>$3?$5:$3)*1.04:NaN):1:7 with labels "
+	      "left, \\\n"
+	      "     '' using ($3<1?($4<$3?$4:$3)/1.04:NaN):1:7 with labels "
+	      "right\n", f);
 	return true;
 }
 

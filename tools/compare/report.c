@@ -219,6 +219,35 @@ static void started(const struct pcc_db *db, FILE *f)
 	fputs(" UTC", f);
 }
 
+/* "; load average 12.3 to 25.1 (2 cores)" when the results recorded it */
+static void load_range(const struct pcc_db *db, FILE *f)
+{
+	double lo = NAN, hi = NAN;
+	long long cores = json_integer_value(json_object_get(json_object_get(
+				db->res[0]->root, "machine"), "cores"));
+
+	for (size_t i = 0; i < db->nres; i++) {
+		json_t *load = json_object_get(db->res[i]->root, "load");
+		const char *k[] = { "start", "end" };
+
+		for (int j = 0; j < 2; j++) {
+			json_t *x = json_object_get(load, k[j]);
+			double v = json_number_value(x);
+
+			if (!json_is_number(x))
+				continue;
+			lo = !(v >= lo) ? v : lo;
+			hi = !(v <= hi) ? v : hi;
+		}
+	}
+	if (isnan(lo))
+		return;
+	fprintf(f, "; load average %.1f to %.1f", lo, hi);
+	if (cores > 0)
+		fprintf(f, " on %lld cores%s", cores, hi > (double)cores ?
+			" (a busy machine: noisy figures)" : "");
+}
+
 static void header(const struct pcc_db *db, const struct pcc_verdict *v,
 		   const char *dir, FILE *f)
 {
@@ -244,6 +273,7 @@ static void header(const struct pcc_db *db, const struct pcc_verdict *v,
 	distinct(db, "commit", f);
 	fputs("; ", f);
 	started(db, f);
+	load_range(db, f);
 	fputs("</p>\n<nav><a href=\"#verdict\">Verdict</a>\n"
 	      "<a href=\"#overview\">Overview</a>\n", f);
 	for (size_t k = 0; k < db->ncase; k++) {

@@ -338,6 +338,34 @@ static void print_others(const struct pcc_db *db, const struct pcc_verdict *v,
 		fputs("\n", out);
 }
 
+/* The busiest the machine was while the results were taken, against its
+ * cores: on a shared machine the first thing to know about the figures. */
+static void print_load(const struct pcc_db *db, FILE *out)
+{
+	double hi = NAN;
+	long long cores = 0;
+
+	for (size_t i = 0; i < db->nres; i++) {
+		json_t *root = db->res[i]->root, *load = json_object_get(root, "load");
+		const char *k[] = { "start", "end" };
+
+		for (int j = 0; j < 2; j++) {
+			json_t *x = json_object_get(load, k[j]);
+
+			if (json_is_number(x) && !(json_number_value(x) <= hi))
+				hi = json_number_value(x);
+		}
+		if (!cores)
+			cores = json_integer_value(json_object_get(
+				json_object_get(root, "machine"), "cores"));
+	}
+	if (isnan(hi) || cores <= 0)
+		return;
+	fprintf(out, "Load average up to %.1f on %lld cores while they ran%s\n",
+		hi, cores, hi > (double)cores ? ": a busy machine, noisy figures"
+					      : "");
+}
+
 void pcc_verdict_print(const struct pcc_db *db, const struct pcc_verdict *v,
 		       const char *report_dir, FILE *out)
 {
@@ -400,6 +428,7 @@ void pcc_verdict_print(const struct pcc_db *db, const struct pcc_verdict *v,
 	if (nwarn > shown)
 		fprintf(out, "warning: %zu more (compare.txt, or --format "
 			"lkp)\n", nwarn - shown);
+	print_load(db, out);
 	print_others(db, v, out);
 	if (report_dir)
 		fprintf(out, "Full tables: %s/compare.txt\nReport:      "
