@@ -97,12 +97,13 @@ $(BUILD)/pagecache: $(TOOL_OBJ) $(BUILD)/libpagecache.a
 	@$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libpagecache.a $(LDLIBS)
 
 # Tests see the internals: they link the objects, not the version-mapped .so.
-# tests/test_NAME.c also links tools/NAME/*.c when that folder exists.
+# tests/test_NAME.c (and test_NAME_PART.c) also links tools/NAME/*.c when
+# that folder exists.
 .SECONDARY:
 pct := %
 .SECONDEXPANSION:
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TUTIL_OBJ) $(LIB_OBJ) \
-		$$(filter $(BUILD)/tools/$$*/$$(pct),$(TOOL_OBJ))
+		$$(filter $(BUILD)/tools/$$(firstword $$(subst _, ,$$*))/$$(pct),$(TOOL_OBJ))
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS) -lcmocka
 

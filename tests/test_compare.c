@@ -11,19 +11,8 @@
  * - geomean-seed000: seed 000's xfs/ext4 aim7 table; GEO-MEAN 193335 and
  *   -27% in the seed (193334 and -26.9% from the rounded case values).
  * - seq-write: two engines with sampled counters, one n/a.
- * - suite: four workloads as `pagecache run` writes them (kernel,
- *   pagecache, a limit row, a lower-is-better headline, an n/a base,
- *   perf profiles): the verdict, its GEO-MEAN, the profile lines.
- *
- * The suite's verdict by hand: headline ratios pagecache/kernel, above 1
- * better: seq-write 1210 / 710 = 1.70423, dd-async (lower is better)
- * 2.1 / 2.6 = 0.807692, cached-read-T1 1150000 / 1100000 = 1.045455;
- * GEO-MEAN (1.70423 * 0.807692 * 1.045455)^(1/3) = 1.439058^(1/3) =
- * 1.12912, +12.9%.  seq-write's ranges {700..720} and {1200..1220} are
- * apart: better; dd-async {2.0..2.2} against {2.5..2.7}: worse;
- * cached-read {1.0..1.2}e6 against {1.05..1.25}e6 overlap: not real.  Of
- * the limit: 1150000 / 2000000 = 57.5%, printed 57% (0.575 is a hair
- * below in binary).
+ * (The suite fixture, the verdict and the report: test_compare_verdict.c
+ * and test_report.c.)
  *
  * The hand figures: mean {497.64, 502.51, 523.40} = 507.85; sum of
  * squared deviations 10.21^2 + 5.34^2 + 15.55^2 = 374.5622, so sigma =
@@ -48,8 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
-#include "../tools/compare/compare.h"
+#include "compare_util.h"
 #include "../tools/compare/stats.h"
 
 #define assert_near(a, b, eps)                                               \
@@ -60,126 +48,7 @@
 				 (double)(eps));                             \
 	} while (0)
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* ---------------------------------------------------------------- helpers */
-
-static const char *fixtures(void)
-{
-	static char dir[1024];
-	struct stat st;
-	const char *build = getenv("PC_TEST_BUILD");
-	const char *file = __FILE__;
-	const char *slash = strrchr(file, '/');
-
-	if (dir[0])
-		return dir;
-	snprintf(dir, sizeof(dir), "%.*sfixtures/compare",
-		 slash ? (int)(slash - file + 1) : 0, file);
-	if (stat(dir, &st) == 0)
-		return dir;
-	if (build) {
-		snprintf(dir, sizeof(dir), "%s/../../tests/fixtures/compare",
-			 build);
-		if (stat(dir, &st) == 0)
-			return dir;
-	}
-	snprintf(dir, sizeof(dir), "tests/fixtures/compare");
-	return dir;
-}
-
-static const char *fx(const char *name)
-{
-	static char buf[8][1200];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fixtures(), name);
-	return buf[i];
-}
-
-struct run {
-	int rc;
-	char *out, *err;
-};
-
-/* Run `pagecache compare ARGS...` (NULL-terminated) in-process. */
-static struct run compare(const char *arg, ...)
-{
-	char *argv[32] = { "compare" };
-	int argc = 1;
-	size_t olen, elen;
-	struct run r = { 0 };
-	FILE *out = open_memstream(&r.out, &olen);
-	FILE *err = open_memstream(&r.err, &elen);
-	va_list ap;
-
-	assert_non_null(out);
-	assert_non_null(err);
-	va_start(ap, arg);
-	for (const char *a = arg; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	r.rc = pcc_run(argc, argv, out, err);
-	fclose(out);
-	fclose(err);
-	return r;
-}
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-#define assert_has(hay, needle)                                              \
-	do {                                                                 \
-		if (!strstr((hay), (needle)))                                \
-			fail_msg("missing: [%s]\nin:\n%s", (needle), (hay)); \
-	} while (0)
-#define assert_lacks(hay, needle)                                            \
-	do {                                                                 \
-		if (strstr((hay), (needle)))                                 \
-			fail_msg("unexpected: [%s]\nin:\n%s", (needle),      \
-				 (hay));                                     \
-	} while (0)
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-/* A minimal result file: one metric, one value per repetition. */
-static void write_result(const char *path, const char *label,
-			 const char *task, const char *metric, bool higher,
-			 const double *v, size_t n)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fprintf(f, "{\"format\": \"pagecache-result-1\", \"workload\": \"aim7\","
-		" \"engine\": \"kernel\", \"label\": \"%s\", \"params\": "
-		"{\"task\": \"%s\"}, \"headline\": {\"metric\": \"%s\", "
-		"\"higher_is_better\": %s}, \"reps\": [", label, task, metric,
-		higher ? "true" : "false");
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s{\"metrics\": {\"%s\": %.17g}}", i ? ", " : "",
-			metric, v[i]);
-	fputs("]}\n", f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static const char *mkdir_tmp(const char *name)
-{
-	const char *p = tu_path(name);
-
-	mkdir(p, 0777);
-	return p;
-}
 
 /* ------------------------------------------------------------ statistics */
 
@@ -787,233 +656,9 @@ static void test_run_notes(void **state)
 	run_free(&r);
 }
 
-/* --------------------------------------------------------------- verdict */
-
-static bool have_gnuplot(void);
-static void assert_png(const char *path);
-
-static size_t lines(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* The line of out that contains needle (static buffer), or fail. */
-static const char *line_with(const char *out, const char *needle)
-{
-	static char buf[512];
-	const char *p = strstr(out, needle), *a, *b;
-
-	if (!p)
-		fail_msg("no line with [%s] in:\n%s", needle, out);
-	for (a = p; a > out && a[-1] != '\n'; a--)
-		;
-	b = strchr(p, '\n');
-	snprintf(buf, sizeof(buf), "%.*s", (int)(b ? b - a : (long)strlen(a)), a);
-	return buf;
-}
-
-static void test_verdict_suite(void **state)
-{
-	struct run r = compare(fx("suite"), NULL);
-	const char *l;
-
-	(void)state;
-	assert_int_equal(r.rc, 0);
-	/* several workloads: the verdict is the default, the tables are not */
-	assert_has(r.out, "Verdict: pagecache against kernel (the base)");
-	assert_lacks(r.out, "LKP style");
-	assert_lacks(r.out, "Hmean");
-	assert_true(lines(r.out) <= 40);
-	l = line_with(r.out, "seq-write ");
-	assert_has(l, "MB/s ↑");
-	assert_has(l, "   710 ");
-	assert_has(l, " 1210 ");
-	assert_has(l, "+70.4%  better");
-	l = line_with(r.out, "dd-async ");
-	assert_has(l, "slowest-seconds ↓");
-	assert_has(l, "2.10 ±  4%");
-	assert_has(l, "+23.8%  worse");
-	l = line_with(r.out, "cached-read-T1 ");
-	assert_has(l, "+4.5%  no");
-	assert_has(l, "57%");
-	/* no kernel run: n/a, and no change */
-	l = line_with(r.out, "numa-shuffle ");
-	assert_has(l, "n/a");
-	assert_has(l, "510");
-	assert_lacks(l, "%");
-	assert_has(r.out, "of limit");
-	assert_has(r.out, "GEO-MEAN of 3 headline ratios pagecache/kernel: "
-		   "1.13 (+12.9%); above 1: pagecache is better\n");
-	assert_has(r.out, "1 better, 1 worse, 1 not real\n");
-	assert_has(r.out, "Also compared (workloads): limit (1)\n");
-	assert_has(r.out, "Load average up to 3.5 on 2 cores while they ran: "
-		   "a busy machine, noisy figures\n");
-	run_free(&r);
-	/* asked for on one workload too; the tables still on demand */
-	r = compare("--format", "verdict", fx("seq-write"), NULL);
-	assert_int_equal(r.rc, 0);
-	assert_has(r.out, "Verdict: pagecache against kernel");
-	assert_has(line_with(r.out, "seq-write "), "+9.0%  better");
-	assert_lacks(r.out, "of limit");
-	run_free(&r);
-	r = compare("--format", "lkp", fx("suite"), NULL);
-	assert_has(r.out, "LKP style");
-	assert_lacks(r.out, "Verdict");
-	run_free(&r);
-}
-
-/* A verdict over many workloads still fits a screen. */
-static void test_verdict_fits(void **state)
-{
-	const char *d = mkdir_tmp("many");
-	const double k[] = { 100, 101, 102 }, p[] = { 150, 151, 152 };
-	char path[700], task[32];
-	struct run r;
-
-	(void)state;
-	for (int i = 0; i < 60; i++) {
-		snprintf(task, sizeof(task), "t%02d", i / 2);
-		snprintf(path, sizeof(path), "%s/%d.json", d, i);
-		write_result(path, i % 2 ? "pagecache" : "kernel", task,
-			     "ops/s", true, i % 2 ? p : k, 3);
-	}
-	/* one workload, so ask for the verdict */
-	r = compare("--format", "verdict", d, NULL);
-	assert_int_equal(r.rc, 0);
-	assert_true(lines(r.out) <= 40);
-	assert_has(r.out, "... and 2 more workloads");
-	/* the GEO-MEAN spans all 30, not the 28 shown: 151 / 101 */
-	assert_has(r.out, "GEO-MEAN of 30 headline ratios pagecache/kernel: "
-		   "1.5 (+49.5%)");
-	assert_has(r.out, "30 better, 0 worse, 0 not real");
-	run_free(&r);
-}
-
-/* GEO-MEAN lines average headlines only, never other figures. */
-static void test_geomean_headlines_only(void **state)
-{
-	struct run r = compare("--format", "lkp", fx("suite"), NULL);
-
-	(void)state;
-	assert_int_equal(r.rc, 0);
-	/* seconds is not a headline anywhere; MB/s heads two cases, but one
-	 * has no kernel run, and one case is no mean */
-	assert_lacks(r.out, "GEO-MEAN seconds");
-	assert_lacks(r.out, "GEO-MEAN MB/s");
-	assert_has(r.out, "         1                                       "
-		   "+12.9%       1.13        GEO-MEAN headline-ratio\n");
-	assert_has(r.out, "(GEO-MEAN headline-ratio over 3 of 4 cases; left "
-		   "out: numa-shuffle (no run in kernel)");
-	run_free(&r);
-}
-
-/* bench --profile's lines: LKP only, in points, a missing symbol 0. */
-static void test_profile_lines(void **state)
-{
-	struct run r = compare("--format", "both", fx("suite"), NULL);
-
-	(void)state;
-	assert_int_equal(r.rc, 0);
-	/* 40, 41, 42 against no samples at all in pagecache's profiles */
-	assert_has(r.out, "        41                                        "
-		   "-41.0          0        seq-write.perf-profile.self."
-		   "cycles-pp._copy_to_iter\n");
-	assert_has(r.out, "        +29.0         29 ±  3%  seq-write.perf-"
-		   "profile.self.cycles-pp.pc_pread\n");
-	/* the seed's 1.6%: above the 1% floor, shown */
-	assert_has(r.out, "seq-write.perf-profile.self.cycles-pp."
-		   "native_queued_spin_lock_slowpath\n");
-	/* the limit engine has no profile: its column stays blank */
-	assert_has(line_with(r.out, "cached-read-T1.perf-profile.self.cycles-"
-			     "pp.pc_pread"), "         0    ");
-	/* mmtests rows are for the workload's own figures */
-	assert_lacks(strstr(r.out, "mmtests style"), "perf-profile");
-	run_free(&r);
-}
-
-static void test_base_option(void **state)
-{
-	struct run r = compare("--format", "lkp", "--base", "pagecache",
-			       fx("suite"), NULL);
-
-	(void)state;
-	assert_int_equal(r.rc, 0);
-	assert_has(r.out, "sets: pagecache (base), kernel, limit\n");
-	assert_has(line_with(r.out, "  seq-write.MB/s\n"), "-41.3%        710 ");
-	run_free(&r);
-	r = compare("--format", "lkp", "--base", "nosuch", fx("suite"), NULL);
-	assert_int_equal(r.rc, 0);
-	assert_has(r.out, "note: no set is called \"nosuch\": the base is kernel");
-	run_free(&r);
-}
-
-/* --report DIR: the tables in compare.txt, the page, its charts. */
-static void test_report_files(void **state)
-{
-	const char *dir = tu_path("rep/out");
-	char p[800], *txt = NULL;
-	size_t len = 0;
-	FILE *f;
-	struct run r;
-
-	(void)state;
-	mkdir_tmp("rep");
-	r = compare("--report", dir, fx("suite"), NULL);
-	assert_int_equal(r.rc, 0);
-	assert_has(r.out, "Full tables: ");
-	assert_has(r.out, "/rep/out/compare.txt\nReport:      ");
-	assert_has(r.out, "/rep/out/report.html\n");
-	snprintf(p, sizeof(p), "%s/compare.txt", dir);
-	f = fopen(p, "r");
-	assert_non_null(f);
-	txt = malloc(1 << 20);
-	assert_non_null(txt);
-	len = fread(txt, 1, (1 << 20) - 1, f);
-	txt[len] = 0;
-	fclose(f);
-	/* both tables, the profiles, every note */
-	assert_has(txt, "LKP style");
-	assert_has(txt, "mmtests style");
-	assert_has(txt, "seq-write.perf-profile.self.cycles-pp.pc_pread");
-	assert_has(txt, "note: numa-shuffle on kernel: n/a");
-	free(txt);
-	snprintf(p, sizeof(p), "%s/report.html", dir);
-	assert_int_equal(access(p, R_OK), 0);
-	if (have_gnuplot()) {
-		snprintf(p, sizeof(p), "%s/plots/overview.ratio.png", dir);
-		assert_png(p);
-		snprintf(p, sizeof(p), "%s/plots/seq-write.counters.png", dir);
-		assert_png(p);
-		snprintf(p, sizeof(p), "%s/plots/dd-async.reps.png", dir);
-		assert_png(p);
-	}
-	run_free(&r);
-}
 
 /* ----------------------------------------------------------------- plots */
 
-static bool have_gnuplot(void)
-{
-	return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
-static void assert_png(const char *path)
-{
-	static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n',
-					      0x1a, '\n' };
-	unsigned char buf[8] = { 0 };
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		fail_msg("no plot %s", path);
-	assert_int_equal(fread(buf, 1, 8, f), 8);
-	fclose(f);
-	assert_memory_equal(buf, sig, 8);
-}
 
 static void test_plots(void **state)
 {
@@ -1076,12 +721,6 @@ int main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_sets_by_argument_and_notes),
 		cmocka_unit_test(test_run_notes),
-		cmocka_unit_test(test_verdict_suite),
-		cmocka_unit_test(test_verdict_fits),
-		cmocka_unit_test(test_geomean_headlines_only),
-		cmocka_unit_test(test_profile_lines),
-		cmocka_unit_test(test_base_option),
-		cmocka_unit_test(test_report_files),
 		cmocka_unit_test(test_plots),
 		cmocka_unit_test(test_plots_without_gnuplot),
 	};
