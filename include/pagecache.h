@@ -46,15 +46,22 @@ typedef struct pc_page  pc_page;
  *          or G suffix.  The keys and their values are listed in README.md
  *          ("Configuration"); the main ones:
  *            memory=SIZE        the budget for cached pages (default 64M)
+ *            memory.max=SIZE    the largest budget pc_cache_resize may set
+ *                               (default: the machine's memory, or memory=
+ *                               if larger)
  *            nodes=N|auto       memory nodes the budget is split into (1)
  *            io=uring|sync      the I/O backend (uring, falling back to sync)
  *            readahead.max=SIZE the largest readahead window
  *            writeback.* reclaim.* lru.* numa.* page.* cache.* policies
  *
- * The whole budget is allocated and touched here, once.
+ * The budget is reserved here as address space (up to memory.max), and
+ * nothing is touched: creating a cache of any size takes about the same
+ * time, and the process's memory grows with what is cached, 2 MiB at a
+ * time, never past the budget.  Memory once used stays with the cache for
+ * reuse until the cache is destroyed or its budget shrinks.
  * Returns 0, or -EINVAL for a NULL @out, an unknown key or a bad value, a
- * budget too small for the configuration (a message on stderr says why), or
- * -ENOMEM when the budget cannot be allocated.
+ * budget too small for the configuration or above memory.max (a message on
+ * stderr says why), or -ENOMEM when the address space cannot be reserved.
  */
 int pc_cache_create(pc_cache **out, const char *config);
 
@@ -66,6 +73,25 @@ int pc_cache_create(pc_cache **out, const char *config);
  * pc_cache_create.
  */
 int pc_config_check(const char *config);
+
+/*
+ * pc_cache_resize - set the budget to @bytes while the cache is in use
+ * (split over its nodes as at create; memory= was only the start).
+ * Growing takes effect at once.  Shrinking evicts the pages that do not
+ * fit, writing dirty ones back and waiting for them (never dropping
+ * them), lowers the reclaim watermarks and the dirty limits with the
+ * budget, and gives the memory above the new budget back to the system
+ * before returning.  Readers and writers may go on meanwhile.  One resize
+ * runs at a time; others wait for it.
+ * Returns 0; -EINVAL for NULL, a budget under the minimum (16 pages a
+ * node) or above memory.max; -EBUSY when pinned pages (pc_get_page, or
+ * pages held by reads and writes in progress) still sit above the new
+ * budget after a bounded wait (a quarter of a second without progress):
+ * the budget is then left as low as they allow, which
+ * pc_vmstat(c, "nr_budget_pages", ...) reports, and a later call can
+ * finish the shrink once they are put.
+ */
+int pc_cache_resize(pc_cache *c, size_t bytes);
 
 /*
  * pc_cache_destroy - write back every dirty page, stop the threads, free all.

@@ -5,8 +5,9 @@
  * A cache owns (internal.h has the picture) its frames and nodes, its I/O
  * backend, its page wait queues, its counters, its bdis with their flusher
  * threads, one kswapd per node, and the mappings of the files opened
- * through it.  Start order: config, counters, waits, nodes (the frames are
- * allocated and touched), I/O, kswapd, trace, the NUMA balancing scanner
+ * through it.  Start order: config, counters, waits, nodes (the largest
+ * budget reserved as address space, nothing touched: node.c), I/O,
+ * kswapd, trace, the NUMA balancing scanner
  * (numa.balancing).  Stop order: stop the scanner, close files, write
  * everything back, stop flushers, stop kswapd, free.
  *
@@ -263,6 +264,10 @@ static int config_set(struct pc_config *cfg, const char *k, const char *v)
 		if ((r = parse_size(v, &sz)))
 			return r;
 		cfg->memory = sz;
+	} else if (!strcmp(k, "memory.max")) {
+		if ((r = parse_size(v, &sz)) || sz == 0)
+			return -EINVAL;
+		cfg->memory_max = sz;
 	} else if (!strcmp(k, "nodes")) {
 		if (!strcmp(v, "auto")) {
 			cfg->nodes = 0;
@@ -526,7 +531,7 @@ struct pc_cache *pc__page_cache(const struct pc_page *p)
 	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
 		struct pc_cache *c = live[i];
 
-		if (c && p >= c->pages && p < c->pages + c->nr_frames) {
+		if (c && p >= c->pages && p < c->pages + c->span_frames) {
 			found = c;
 			break;
 		}
@@ -627,6 +632,7 @@ static void cache_free(struct pc_cache *c)
 	pthread_mutex_destroy(&c->mappings_lock);
 	pthread_mutex_destroy(&c->bdi_lock);
 	pthread_mutex_destroy(&c->tctx_lock);
+	pthread_mutex_destroy(&c->resize_lock);
 	free(c);
 }
 
@@ -644,6 +650,7 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 	pthread_mutex_init(&c->mappings_lock, NULL);
 	pthread_mutex_init(&c->bdi_lock, NULL);
 	pthread_mutex_init(&c->tctx_lock, NULL);
+	pthread_mutex_init(&c->resize_lock, NULL);
 	atomic_init(&c->blunt_owner, -1);
 	r = pc__config_parse(&c->cfg, config);
 	if (r)
@@ -700,6 +707,7 @@ fail_early:
 	pthread_mutex_destroy(&c->mappings_lock);
 	pthread_mutex_destroy(&c->bdi_lock);
 	pthread_mutex_destroy(&c->tctx_lock);
+	pthread_mutex_destroy(&c->resize_lock);
 	free(c);
 	return r;
 }

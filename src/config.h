@@ -10,7 +10,9 @@
 #define PC_RA_MAX_AUTO UINT64_MAX	/* readahead.max not set (readahead.c) */
 
 struct pc_config {
-	uint64_t memory;		/* bytes */
+	uint64_t memory;		/* bytes: the starting budget */
+	uint64_t memory_max;		/* bytes: largest budget (resize); 0:
+					   the machine's memory, or memory */
 	int nodes;			/* 0 = auto */
 	char io[16];
 	uint64_t ra_max_pages;		/* readahead.max; PC_RA_MAX_AUTO: unset */

@@ -3,10 +3,11 @@
  *
  * Lookup (pc__find_get_page) takes no lock: inside an RCU read section it
  * walks the mapping's tree, takes a speculative reference on the page it
- * found (page_get_unless_zero fails on a free or frozen frame), and checks
- * that the page still belongs to this mapping at this index and still sits
- * in the slot; otherwise it drops the reference and looks again.  Frames
- * are never freed, so touching a page that has since been reused is safe.
+ * found (page_get_unless_zero fails on a free, frozen or retired frame),
+ * and checks that the page still belongs to this mapping at this index
+ * and still sits in the slot (re-read in place, not walked again);
+ * otherwise it drops the reference and looks again.  Descriptors are never
+ * unmapped, so touching a page that has since been reused is safe.
  *
  * A new page is inserted locked and not uptodate (pc__add_to_page_cache,
  * under the tree lock), which makes it the "I/O in flight" marker: readers
@@ -69,19 +70,21 @@ struct page_io {
 
 struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 {
+	_Atomic(void *) *slot;
 	struct pc_page *p;
 
 	urcu_bp_read_lock();
 	for (;;) {
-		p = pc__tree_lookup(&m->tree, index);
+		p = pc__tree_lookup_slot(&m->tree, index, &slot);
 		if (!p || pc_tree_is_value(p)) {
 			p = NULL;
 			break;
 		}
 		if (!page_get_unless_zero(p))
 			continue;
+		/* Still this page, still in its slot: one line re-read. */
 		if (page_mapping(p) == m && page_index(p) == index &&
-		    pc__tree_lookup(&m->tree, index) == p)
+		    pc__tree_slot_reload(slot) == p)
 			break;
 		pc__put_page(m->cache, p);
 	}

@@ -331,7 +331,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 	pthread_rwlock_init(&m->i_rwsem, NULL);
 	pthread_mutex_init(&m->disk_size_lock, NULL);
 	pc__lock_init(&m->tree_lock, c, PC_RANK_TREE, PC_VM_tree_lock_acquired);
-	pc__tree_init(&m->tree);
+	pc__tree_init_arena(&m->tree, pc__node_arena(c));
 	atomic_init(&m->size, st->st_size);
 	m->disk_size = st->st_size;
 	pc__seen_set_locked(m, st);	/* nobody else sees it yet */

@@ -64,15 +64,30 @@ struct pc_lru {
 	_Atomic uint64_t nr;		/* written under lru_lock */
 };
 
+/* Frames a node takes from never-used memory at a time: 2 MiB of data. */
+#define PC_FRAME_STEP 512u
+#define PC_MIN_NODE_FRAMES 16	/* the smallest share of the budget */
+
+struct pc_arena;
+
 struct pc_node {
 	int id;
 	struct pc_cache *cache;
-	uint32_t first_pfn, nr_frames;	/* read-only after create */
-	uint64_t wmark_min, wmark_low, wmark_high;	/* read-only */
+	uint32_t first_pfn;		/* read-only: span c->frames_per_node */
+	/* The node's share of the budget, and the watermarks made from it:
+	 * written under free_lock (create, resize.c), read without it. */
+	_Atomic uint32_t nr_frames;
+	_Atomic uint64_t wmark_min, wmark_low, wmark_high;
 
 	struct pc_lock free_lock;
 	uint32_t free_head;		/* free_lock; linked through lru_next */
-	_Atomic uint64_t nr_free;	/* written under free_lock */
+	_Atomic uint32_t hw;		/* written under free_lock: frames
+					   [0, hw) of the span initialized */
+	_Atomic uint64_t nr_free;	/* written under free_lock: free-listed
+					   and never-used frames of the share */
+	_Atomic uint64_t nr_retiring;	/* free_lock: frames above the share
+					   still in use (a shrink, resize.c) */
+	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
 
 	struct pc_lock lru_lock;
 	struct pc_lru lru[PC_NR_LRU];	/* lru_lock */
@@ -204,12 +219,21 @@ struct pc_numab;		/* migrate.c */
 struct pc_cache {
 	struct pc_config cfg;		/* read-only after create */
 	uint64_t id;			/* unique in the process */
-	struct pc_page *pages;		/* read-only after create */
-	char *data;
-	uint64_t nr_frames;
-	uint32_t frames_per_node;	/* every node has as many */
+	/* Reserved at create for memory.max, never moved (node.c); all
+	 * read-only after create. */
+	struct pc_page *pages;		/* span_frames descriptors */
+	char *data;			/* span_frames frames */
+	uint64_t span_frames;		/* nr_nodes * frames_per_node */
+	uint32_t frames_per_node;	/* every node's span (its stride) */
 	int nr_nodes;
 	struct pc_node *nodes;
+	void *data_map, *pages_map;	/* what mmap returned, to unmap */
+	size_t data_map_len, pages_map_len;
+	size_t hugetlb_bytes;		/* data on hugetlbfs pages from c->data */
+	/* The budget in frames, the sum of the nodes' shares: written by
+	 * create and resize (c->resize_lock), read without a lock. */
+	_Atomic uint64_t nr_frames;
+	pthread_mutex_t resize_lock;	/* one pc_cache_resize at a time */
 
 	const struct pc_io_ops *io_ops;
 	struct pc_io *io;
@@ -240,7 +264,7 @@ struct pc_cache {
 	_Atomic uint64_t dirty_limit;	/* pages, refreshed by writeback.c */
 	_Atomic uint64_t dirty_bg_limit;
 	_Atomic uint64_t nr_shadows;	/* all mappings */
-	uint64_t max_shadows;		/* read-only */
+	_Atomic uint64_t max_shadows;	/* from the budget: resize_lock */
 	_Atomic bool stopping;
 	_Atomic int tree_contended;	/* contention_backoff: seen by kswapd */
 	_Atomic int blunt_owner;	/* =blunt: node of the one kswapd */
@@ -286,6 +310,10 @@ struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
 /* node.c: frames, free lists, watermarks, allocation. */
 int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
+/* Set @n's watermarks from its nr_frames; free_lock (or create). */
+void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/* The tree-node arena of the calling thread's node. */
+struct pc_arena *pc__node_arena(struct pc_cache *c);
 /*
  * A free frame, refcount 1, flags clear, from @nid (or the policy's choice
  * when -1), reclaiming as needed.  NULL after the bounded wait when nothing

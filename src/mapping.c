@@ -46,7 +46,12 @@
  *     Bitmaps are relaxed atomics: exact for writers, maybe stale for
  *     readers, who re-check the slot they lead to (a tagged gang skips a
  *     slot that is empty or holds a value);
- *   - shift is written once, before the node is published;
+ *   - shift is written once, before the node is published.  Readers do
+ *     not read it below the root: a child's shift is its parent's less
+ *     6, so a lookup touches, per level, only the line of the slot it
+ *     follows (the slots start a line: a node is 64-byte aligned with its
+ *     header in the first line), as the kernel's xarray walk does less
+ *     one line a level;
  *   - an unlinked node is freed by urcu_bp_call_rcu after a grace period,
  *     so a reader may go on walking it: it still points at live children
  *     (shrink leaves the old root's slot 0 in place).  So an item present
@@ -54,11 +59,18 @@
  *
  * Allocation failure: insert and store first count and allocate every node
  * they will need, so -ENOMEM leaves the tree as it was.
+ *
+ * Where nodes live: a tree given an arena (pc__tree_init_arena: the cache
+ * gives each mapping its node's arena, arena.c) takes its nodes from
+ * there - huge pages, so a four-level walk misses the TLB once, not four
+ * times - and gives them back there after their grace period; a tree
+ * without one uses malloc.  Each node remembers where it came from.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <urcu-bp.h>
 
+#include "arena.h"
 #include "tree.h"
 
 /*
@@ -86,14 +98,17 @@ static inline void rcu_tsan_acquire(void) {}
 #define TREE_MAX_PATH (TREE_MAX_SHIFT / TREE_SHIFT + 1)
 
 struct pc_tree_node {
+	/* line 0: the header */
 	uint8_t shift;			/* bits of index below: set once */
 	uint8_t offset;			/* writer: slot in parent */
 	struct pc_tree_node *parent;	/* writer: NULL for the root */
 	_Atomic uint64_t present;	/* bit i: slots[i] in use; relaxed */
 	_Atomic uint64_t tags[PC_TREE_TAGS];	/* relaxed; exact for writers */
-	_Atomic(void *) slots[TREE_SLOTS];	/* items or children */
+	struct pc_arena *arena;		/* where it came from; NULL: malloc */
+	/* lines 1-8: items or children, eight to a line */
+	_Atomic(void *) slots[TREE_SLOTS] __attribute__((aligned(64)));
 	struct rcu_head rcu;
-};
+} __attribute__((aligned(64)));
 
 #define ld_acq(p) atomic_load_explicit((p), memory_order_acquire)
 #define st_rel(p, v) atomic_store_explicit((p), (v), memory_order_release)
@@ -150,9 +165,16 @@ void pc__tree_fail_alloc(long nth)
 	atomic_store_explicit(&alloc_fail_at, nth, memory_order_relaxed);
 }
 
-static struct pc_tree_node *node_alloc(void)
+size_t pc__tree_node_size(void)
+{
+	return sizeof(struct pc_tree_node);
+}
+
+/* A zeroed node (every slot and tag word a valid atomic zero). */
+static struct pc_tree_node *node_alloc(struct pc_tree *t)
 {
 	long f = atomic_load_explicit(&alloc_fail_at, memory_order_relaxed);
+	struct pc_tree_node *n;
 
 	if (__builtin_expect(f >= 0, 0)) {
 		atomic_store_explicit(&alloc_fail_at, f - 1,
@@ -160,14 +182,31 @@ static struct pc_tree_node *node_alloc(void)
 		if (f == 0)
 			return NULL;
 	}
-	/* calloc: every slot and tag word is a valid atomic zero. */
-	return calloc(1, sizeof(struct pc_tree_node));
+	if (t->arena) {
+		n = pc__arena_alloc(t->arena);
+		if (n)
+			n->arena = t->arena;
+		return n;
+	}
+	n = aligned_alloc(_Alignof(struct pc_tree_node), sizeof(*n));
+	if (n)
+		memset(n, 0, sizeof(*n));
+	return n;
+}
+
+/* Give a node back where it came from, at once (no reader can see it). */
+static void node_free_now(struct pc_tree_node *n)
+{
+	if (n->arena)
+		pc__arena_free(n->arena, n);
+	else
+		free(n);
 }
 
 static void node_free_rcu_cb(struct rcu_head *head)
 {
 	rcu_tsan_acquire();
-	free(caa_container_of(head, struct pc_tree_node, rcu));
+	node_free_now(caa_container_of(head, struct pc_tree_node, rcu));
 }
 
 /* Free an unlinked node once every reader that may see it has left. */
@@ -183,14 +222,14 @@ struct node_pool {
 	struct pc_tree_node *n[2 * TREE_MAX_PATH];
 };
 
-static int pool_fill(struct node_pool *p, unsigned nr)
+static int pool_fill(struct pc_tree *t, struct node_pool *p, unsigned nr)
 {
 	PC_ASSERT(nr <= sizeof(p->n) / sizeof(p->n[0]));
 	for (p->nr = 0; p->nr < nr; p->nr++) {
-		p->n[p->nr] = node_alloc();
+		p->n[p->nr] = node_alloc(t);
 		if (!p->n[p->nr]) {
 			while (p->nr)
-				free(p->n[--p->nr]);
+				node_free_now(p->n[--p->nr]);
 			return -ENOMEM;
 		}
 	}
@@ -261,15 +300,27 @@ static void slot_set(struct pc_tree_node *n, unsigned off, void *e)
 	st_rlx(&n->present, e ? p | bit(off) : p & ~bit(off));
 }
 
-/* The leaf that holds @index, or NULL if the path is not there. */
+/*
+ * The leaf that holds @index, or NULL if the path is not there.  Only the
+ * root's shift is read (its header line is hot); below it, each level
+ * touches the one line of the slot it follows.
+ */
 static struct pc_tree_node *leaf_find(struct pc_tree *t, uint64_t index)
 {
 	struct pc_tree_node *n = ld_acq(&t->root);
+	unsigned shift;
 
-	if (!n || index > shift_maxindex(n->shift))
+	if (!n)
 		return NULL;
-	while (n && n->shift > 0)
-		n = ld_acq(&n->slots[slot_off(n, index)]);
+	shift = n->shift;
+	if (index > shift_maxindex(shift))
+		return NULL;
+	while (shift > 0) {
+		n = ld_acq(&n->slots[(index >> shift) & TREE_MASK]);
+		if (!n)
+			return NULL;
+		shift -= TREE_SHIFT;
+	}
 	return n;
 }
 
@@ -304,7 +355,7 @@ static struct pc_tree_node *leaf_create(struct pc_tree *t, uint64_t index)
 	struct pc_tree_node *n;
 	unsigned s = index_shift(index);
 
-	if (pool_fill(&pool, nodes_needed(t, index)) < 0)
+	if (pool_fill(t, &pool, nodes_needed(t, index)) < 0)
 		return NULL;
 	n = ld_acq(&t->root);
 	if (!n) {
@@ -406,6 +457,13 @@ void pc__tree_init(struct pc_tree *t)
 	atomic_init(&t->root, NULL);
 	t->nr_items = 0;
 	t->nr_values = 0;
+	t->arena = NULL;
+}
+
+void pc__tree_init_arena(struct pc_tree *t, struct pc_arena *arena)
+{
+	pc__tree_init(t);
+	t->arena = arena;
 }
 
 static void node_destroy(struct pc_tree_node *n)
@@ -419,24 +477,40 @@ static void node_destroy(struct pc_tree_node *n)
 				node_destroy(c);
 		}
 	}
-	free(n);
+	node_free_now(n);
 }
 
 void pc__tree_destroy(struct pc_tree *t)
 {
 	struct pc_tree_node *n = atomic_load_explicit(&t->root,
 						      memory_order_relaxed);
+	struct pc_arena *arena = t->arena;
 
 	if (n)
 		node_destroy(n);
-	pc__tree_init(t);
+	pc__tree_init_arena(t, arena);
 }
 
 void *pc__tree_lookup(struct pc_tree *t, uint64_t index)
 {
 	struct pc_tree_node *leaf = leaf_find(t, index);
-	void *e = leaf ? ld_acq(&leaf->slots[slot_off(leaf, index)]) : NULL;
+	void *e = leaf ? ld_acq(&leaf->slots[index & TREE_MASK]) : NULL;
 
+	rcu_tsan_release();
+	return e;
+}
+
+void *pc__tree_lookup_slot(struct pc_tree *t, uint64_t index,
+			   _Atomic(void *) **slot)
+{
+	struct pc_tree_node *leaf = leaf_find(t, index);
+	void *e = NULL;
+
+	*slot = NULL;
+	if (leaf) {
+		*slot = &leaf->slots[index & TREE_MASK];
+		e = ld_acq(*slot);
+	}
 	rcu_tsan_release();
 	return e;
 }

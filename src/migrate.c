@@ -202,14 +202,15 @@ void pc__numa_hint_fault(struct pc_cache *c, struct pc_page *p)
 static void scan_once(struct pc_numab *nb)
 {
 	struct pc_cache *c = nb->cache;
-	uint32_t per = c->frames_per_node;
-	uint32_t chunk = pc_min(per, pc_max(SCAN_MIN_FRAMES, per / SCAN_SHARE));
 	const uint32_t want = (1u << PG_lru) | (1u << PG_uptodate);
 	const uint32_t skip = (1u << PG_hint) | (1u << PG_dropbehind);
 
 	for (int k = 0; k < c->nr_nodes; k++) {
 		struct pc_node *n = &c->nodes[k];
-		uint32_t off = nb->cursor[k];
+		/* Only frames ever handed out: the rest were never touched. */
+		uint32_t per = atomic_load_explicit(&n->hw, memory_order_acquire);
+		uint32_t chunk = pc_min(per, pc_max(SCAN_MIN_FRAMES, per / SCAN_SHARE));
+		uint32_t off = per ? nb->cursor[k] % per : 0;
 		int64_t marked = 0;
 
 		for (uint32_t i = 0; i < chunk; i++) {

@@ -1,17 +1,44 @@
 /*
  * node.c - memory nodes: page frames, free lists, watermarks, allocation.
  *
- * The budget is cut into nr_nodes equal slices at create.  Each node owns
- * frames [first_pfn, first_pfn + nr_frames) of c->pages / c->data, touched
- * once at create (and bound to a real NUMA node with nodes=auto).
+ * Memory at scale (DESIGN.md): the cache costs what it caches.  At create
+ * the largest budget the cache may ever have (memory.max, default the
+ * machine's memory or memory= if larger) is reserved as address space -
+ * the frames' data in c->data, their descriptors in c->pages, both
+ * MAP_NORESERVE and MADV_HUGEPAGE (data on MAP_HUGETLB pages when the
+ * machine has enough hugetlbfs pages free for the budget) - and nothing
+ * is touched, so create is constant-time and RSS follows what is cached.
+ * Each node owns a span of c->frames_per_node frames, of which the first
+ * nr_frames (its share of the budget) may hold pages:
+ *
+ *   node k:  first_pfn = k * span
+ *   |<------------- nr_frames (budget share) ------------>|
+ *   |<---- hw: initialized ---->|<- never used ---------->|<- reserved ->|
+ *   | in use | free list | in use|                         |   (resize)  |
+ *
+ * Frames come from never-used memory in 2 MiB steps (FRAME_STEP frames)
+ * on demand: when the free list is empty, rmqueue initializes the next
+ * step's descriptors (touching 32 KiB of them) and pushes its frames on
+ * the free list; the data is first touched by whoever fills a page.
+ * Freed frames go back on the free list and stay for reuse; memory goes
+ * back to the system only when the budget shrinks (resize.c).
  *
  *   free list   singly linked through pc_page.lru_next, node->free_lock;
- *               nr_free is written under the lock, read without it.
- *   watermarks  min < low < high, read-only: min = 1/128 of the node,
+ *   nr_free     free-listed frames plus never-used frames below nr_frames:
+ *               the budget, not the initialized frames, so every "is
+ *               memory short" test (watermarks, dirty limits,
+ *               pc__memory_tight) means the same with lazy memory.  Written
+ *               under free_lock, read without it.
+ *   hw          frames [first_pfn, first_pfn + hw) initialized; free_lock
+ *               (atomic: scans read it without the lock).
+ *   nr_retiring frames at or above nr_frames still in use while a shrink
+ *               vacates them (resize.c); freeing one retires it.
+ *   watermarks  min < low < high, from nr_frames: min = 1/128 of the node,
  *               low = min + gap, high = min + 2 * gap, gap the
  *               reclaim.watermark_scale share (1/10000) of the node; low
  *               and high in force add the node's boost (node_wmark_low/
- *               high, raised by direct reclaim, see vmscan.c):
+ *               high, raised by direct reclaim, see vmscan.c).  Written
+ *               (with nr_frames) under free_lock by create and resize.
  *                 free > low          allocate, nothing else to do
  *                 min < free <= low   allocate, wake this node's kswapd
  *                 free <= min         direct reclaim first (vmscan.c)
@@ -44,80 +71,179 @@
  * also finds pages that will become free on their own (dirty, under
  * writeback, locked for I/O).  Waiting is on the node's alloc_cond, which
  * reclaimers signal whenever they free pages: never a spin.
+ *
+ * Each node also has an arena (arena.c) for the radix-tree nodes of the
+ * mappings created by its threads, reserved as large as the node's
+ * descriptors and, like them, touched only as used.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+#include <urcu-bp.h>
 
+#include "arena.h"
 #include "internal.h"
 #include "numa_topology.h"
+#include "tree.h"
 
-#define MIN_NODE_FRAMES 16
 #define ALLOC_GIVE_UP_NS (1000ull * 1000 * 1000)	/* busy pages seen */
 #define ALLOC_GIVE_UP_PINNED_NS (250ull * 1000 * 1000)	/* only pinned ones */
 #define ALLOC_WAIT_NS (2L * 1000 * 1000)	/* one wait for progress */
+#define HUGE_BYTES (2ull << 20)
 
-static void node_watermarks(struct pc_cache *c, struct pc_node *n)
+/* Watermarks of @n from its share: create and resize, under free_lock. */
+void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n)
 {
-	uint64_t f = n->nr_frames;
+	uint64_t f = atomic_load(&n->nr_frames);
 	uint64_t gap = pc_max(2, f * c->cfg.watermark_scale / 10000);
+	uint64_t min = pc_max(2, f / 128), low = min + gap, high = min + 2 * gap;
 
-	n->wmark_min = pc_max(2, f / 128);
-	n->wmark_low = n->wmark_min + gap;
-	n->wmark_high = n->wmark_min + 2 * gap;
-	if (n->wmark_high > f / 2) {	/* tiny budgets */
-		n->wmark_high = f / 2;
-		n->wmark_low = pc_max(n->wmark_min + 1, f / 4);
-		n->wmark_min = pc_min(n->wmark_min, n->wmark_low - 1);
+	if (high > f / 2) {	/* tiny budgets */
+		high = f / 2;
+		low = pc_max(min + 1, f / 4);
+		min = pc_min(min, low - 1);
 	}
+	atomic_store(&n->wmark_min, min);
+	atomic_store(&n->wmark_low, low);
+	atomic_store(&n->wmark_high, high);
+}
+
+/* Frames each node may ever have: memory.max (or the machine, or the
+ * budget) over the nodes, in whole 2 MiB steps. */
+static uint64_t node_span(struct pc_cache *c, int nodes, uint64_t per)
+{
+	uint64_t max = c->cfg.memory_max;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t span;
+
+	if (!max && pages > 0 && psize > 0)
+		max = (uint64_t)pages * (uint64_t)psize;
+	span = pc_max(per, (max >> PC_PAGE_SHIFT) / (uint64_t)nodes);
+	return (span + PC_FRAME_STEP - 1) / PC_FRAME_STEP * PC_FRAME_STEP;
+}
+
+/* Reserve @len bytes, 2 MiB aligned, untouched; *map, *map_len: to unmap. */
+static void *reserve(size_t len, void **map, size_t *map_len)
+{
+	char *p;
+	uintptr_t a;
+
+	*map_len = len + HUGE_BYTES;
+	p = mmap(NULL, *map_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*map = p;
+	a = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
+	return (void *)a;
+}
+
+/* Free hugetlbfs pages of the default size, in bytes (0: none). */
+static uint64_t hugetlb_free_bytes(void)
+{
+	unsigned long long total = 0, free_pages = 0, size_kb = 0, v;
+	char key[64];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%63s %llu%*[^\n]", key, &v) == 2) {
+		if (!strcmp(key, "HugePages_Total:"))
+			total = v;
+		else if (!strcmp(key, "HugePages_Free:"))
+			free_pages = v;
+		else if (!strcmp(key, "Hugepagesize:"))
+			size_kb = v;
+	}
+	fclose(f);
+	return total && size_kb == HUGE_BYTES / 1024 ? free_pages * size_kb * 1024 : 0;
+}
+
+/*
+ * The data of the budget on hugetlbfs pages, where the machine has enough
+ * of them free: mapped over the start of the reserved range (MAP_FIXED,
+ * without MAP_NORESERVE, so the kernel reserves the pages now and a fault
+ * can never fail); anything it cannot map stays on transparent huge pages.
+ * Only for a budget in one node (fake or real nodes slice the range).
+ */
+static void data_hugetlb(struct pc_cache *c, int nodes)
+{
+	size_t len = c->nr_frames << PC_PAGE_SHIFT;
+	void *p;
+
+	len = (len + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+	if (nodes != 1 || hugetlb_free_bytes() < len)
+		return;
+	p = mmap(c->data, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {	/* back to what it was: reserved THP memory */
+		mmap(c->data, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		     MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+		madvise(c->data, len, MADV_HUGEPAGE);
+		return;
+	}
+	c->hugetlb_bytes = len;
 }
 
 int pc__nodes_init(struct pc_cache *c)
 {
 	int nodes = c->cfg.nodes ? c->cfg.nodes : pc__numa_nr_nodes();
 	uint64_t frames = c->cfg.memory >> PC_PAGE_SHIFT;
-	uint64_t per;
+	uint64_t per, span;
 
 	if (nodes < 1 || nodes > PC_MAX_NODES)
 		nodes = 1;
 	per = frames / (uint64_t)nodes;
-	if (per < MIN_NODE_FRAMES) {
+	if (per < PC_MIN_NODE_FRAMES) {
 		fprintf(stderr, "pagecache: memory=%llu is too small for %d node(s): "
 			"each node needs at least %d pages (%d KiB)\n",
-			(unsigned long long)c->cfg.memory, nodes, MIN_NODE_FRAMES,
-			MIN_NODE_FRAMES * 4);
+			(unsigned long long)c->cfg.memory, nodes, PC_MIN_NODE_FRAMES,
+			PC_MIN_NODE_FRAMES * 4);
 		return -EINVAL;
 	}
-	if (per > UINT32_MAX / (uint64_t)nodes - 1) {
-		fprintf(stderr, "pagecache: memory=%llu is too large\n",
+	if (c->cfg.memory_max && c->cfg.memory_max < c->cfg.memory) {
+		fprintf(stderr, "pagecache: memory.max=%llu is below memory=%llu\n",
+			(unsigned long long)c->cfg.memory_max,
 			(unsigned long long)c->cfg.memory);
 		return -EINVAL;
 	}
-	c->nr_nodes = nodes;
-	c->frames_per_node = (uint32_t)per;
-	c->nr_frames = per * (uint64_t)nodes;
-	c->nodes = calloc((size_t)nodes, sizeof(*c->nodes));
-	c->pages = calloc(c->nr_frames, sizeof(*c->pages));
-	if (!c->nodes || !c->pages)
-		return -ENOMEM;
-	c->data = mmap(NULL, c->nr_frames << PC_PAGE_SHIFT, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c->data == MAP_FAILED) {
-		c->data = NULL;
-		return -ENOMEM;
+	span = node_span(c, nodes, per);
+	if (span * (uint64_t)nodes >= UINT32_MAX) {
+		if (per * (uint64_t)nodes >= UINT32_MAX - PC_FRAME_STEP * (uint64_t)nodes) {
+			fprintf(stderr, "pagecache: memory=%llu is too large\n",
+				(unsigned long long)c->cfg.memory);
+			return -EINVAL;
+		}
+		span = (UINT32_MAX - 1) / (uint64_t)nodes / PC_FRAME_STEP * PC_FRAME_STEP;
 	}
+	c->nr_nodes = nodes;
+	c->frames_per_node = (uint32_t)span;
+	c->span_frames = span * (uint64_t)nodes;
+	atomic_store(&c->nr_frames, per * (uint64_t)nodes);
+	c->nodes = calloc((size_t)nodes, sizeof(*c->nodes));
+	if (!c->nodes)
+		return -ENOMEM;
+	c->data = reserve(c->span_frames << PC_PAGE_SHIFT, &c->data_map,
+			  &c->data_map_len);
+	c->pages = reserve(c->span_frames * sizeof(struct pc_page),
+			   &c->pages_map, &c->pages_map_len);
+	if (!c->data || !c->pages)
+		return -ENOMEM;
 	/* Huge pages: a random 4 KiB hit costs a TLB miss less. */
-	madvise(c->data, c->nr_frames << PC_PAGE_SHIFT, MADV_HUGEPAGE);
+	madvise(c->data, c->span_frames << PC_PAGE_SHIFT, MADV_HUGEPAGE);
+	madvise(c->pages, c->span_frames * sizeof(struct pc_page), MADV_HUGEPAGE);
+	data_hugetlb(c, nodes);
 	for (int i = 0; i < nodes; i++) {
 		struct pc_node *n = &c->nodes[i];
-		char *base = c->data + ((size_t)i * per << PC_PAGE_SHIFT);
+		int r;
 
 		n->id = i;
 		n->cache = c;
-		n->first_pfn = (uint32_t)(i * per);
-		n->nr_frames = (uint32_t)per;
-		node_watermarks(c, n);
+		n->first_pfn = (uint32_t)(i * span);
+		atomic_init(&n->nr_frames, (uint32_t)per);
+		pc__node_watermarks_locked(c, n);
 		pc__lock_init(&n->free_lock, c, PC_RANK_FREE, PC_VM_free_lock_acquired);
 		pc__lock_init(&n->lru_lock, c, PC_RANK_LRU, PC_VM_lru_lock_acquired);
 		for (int l = 0; l < PC_NR_LRU; l++)
@@ -125,20 +251,18 @@ int pc__nodes_init(struct pc_cache *c)
 		pthread_mutex_init(&n->kswapd_mtx, NULL);
 		pthread_cond_init(&n->kswapd_cond, NULL);
 		pthread_cond_init(&n->alloc_cond, NULL);
-		if (!c->cfg.nodes)
-			pc__numa_bind(base, per << PC_PAGE_SHIFT, i);
-		memset(base, 0, per << PC_PAGE_SHIFT);	/* first touch, now */
-		/* Free list in ascending frame order. */
-		n->free_head = PC_NO_PFN;
-		for (uint64_t f = per; f-- > 0;) {
-			struct pc_page *p = &c->pages[n->first_pfn + f];
-
-			p->data = base + (f << PC_PAGE_SHIFT);
-			p->lru_next = n->free_head;
-			p->lru_prev = PC_NO_PFN;
-			atomic_init(&p->last_node, -1);
-			n->free_head = n->first_pfn + (uint32_t)f;
+		if (!c->cfg.nodes) {	/* real nodes: first touch lands there */
+			pc__numa_bind(c->data + ((size_t)n->first_pfn << PC_PAGE_SHIFT),
+				      span << PC_PAGE_SHIFT, i);
+			pc__numa_bind(c->pages + n->first_pfn,
+				      span * sizeof(struct pc_page), i);
 		}
+		r = pc__arena_create(&n->tree_arena, pc__tree_node_size(),
+				     span * sizeof(struct pc_page),
+				     c->cfg.nodes ? -1 : i);
+		if (r)
+			return r;
+		n->free_head = PC_NO_PFN;
 		atomic_store(&n->nr_free, per);
 	}
 	return 0;
@@ -146,27 +270,73 @@ int pc__nodes_init(struct pc_cache *c)
 
 void pc__nodes_fini(struct pc_cache *c)
 {
-	if (c->nodes && c->pages) {
+	if (c->nodes) {
+		/* Tree nodes still waiting for their grace period go back to
+		 * the arenas first. */
+		urcu_bp_barrier();
 		for (int i = 0; i < c->nr_nodes; i++) {
 			struct pc_node *n = &c->nodes[i];
 
+			if (!n->cache)
+				continue;	/* create failed before it */
 			pc__lock_destroy(&n->free_lock);
 			pc__lock_destroy(&n->lru_lock);
 			pthread_mutex_destroy(&n->kswapd_mtx);
 			pthread_cond_destroy(&n->kswapd_cond);
 			pthread_cond_destroy(&n->alloc_cond);
+			pc__arena_destroy(n->tree_arena);
 		}
 	}
-	if (c->data)
-		munmap(c->data, c->nr_frames << PC_PAGE_SHIFT);
-	free(c->pages);
+	if (c->data_map)
+		munmap(c->data_map, c->data_map_len);
+	if (c->pages_map)
+		munmap(c->pages_map, c->pages_map_len);
 	free(c->nodes);
 	c->data = NULL;
 	c->pages = NULL;
+	c->data_map = c->pages_map = NULL;
 	c->nodes = NULL;
 }
 
+struct pc_arena *pc__node_arena(struct pc_cache *c)
+{
+	struct pc_tctx *t = pc__tctx(c);
+
+	return c->nodes[t ? t->node : 0].tree_arena;
+}
+
 /* ------------------------------------------------------------------ */
+
+/*
+ * Initialize the next step of never-used frames of @n and put them on the
+ * free list, lowest first.  Their count was in nr_free all along.  The
+ * descriptors are written whole: a step that a shrink gave back may hold
+ * anything a late speculative reader left (it reads, never writes, a
+ * frame whose count is 0).
+ */
+static void grow_locked(struct pc_cache *c, struct pc_node *n)
+{
+	uint32_t hw = atomic_load_explicit(&n->hw, memory_order_relaxed);
+	uint32_t step = pc_min(PC_FRAME_STEP, atomic_load(&n->nr_frames) - hw);
+
+	PC_ASSERT_HELD(&n->free_lock);
+	for (uint32_t f = hw + step; f-- > hw;) {
+		uint32_t pfn = n->first_pfn + f;
+		struct pc_page *p = pfn_page(c, pfn);
+
+		atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
+		atomic_store_explicit(&p->refcount, 0, memory_order_relaxed);
+		atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
+		atomic_store_explicit(&p->index, 0, memory_order_relaxed);
+		p->data = c->data + ((size_t)pfn << PC_PAGE_SHIFT);
+		p->lru_prev = PC_NO_PFN;
+		p->lru_next = n->free_head;
+		atomic_store_explicit(&p->last_node, -1, memory_order_relaxed);
+		atomic_store_explicit(&p->hint_count, 0, memory_order_relaxed);
+		n->free_head = pfn;
+	}
+	atomic_store_explicit(&n->hw, hw + step, memory_order_release);
+}
 
 static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 			       uint64_t floor)
@@ -176,12 +346,19 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 	if (atomic_load_explicit(&n->nr_free, memory_order_relaxed) <= floor)
 		return NULL;
 	pc__lock(&n->free_lock);
-	if (n->free_head != PC_NO_PFN && atomic_load(&n->nr_free) > floor) {
-		p = pfn_page(c, n->free_head);
-		n->free_head = p->lru_next;
-		p->lru_next = p->lru_prev = PC_NO_PFN;
-		atomic_store_explicit(&n->nr_free, atomic_load(&n->nr_free) - 1,
-				      memory_order_relaxed);
+	if (atomic_load(&n->nr_free) > floor) {
+		if (n->free_head == PC_NO_PFN &&
+		    atomic_load_explicit(&n->hw, memory_order_relaxed) <
+		    atomic_load(&n->nr_frames))
+			grow_locked(c, n);
+		if (n->free_head != PC_NO_PFN) {
+			p = pfn_page(c, n->free_head);
+			n->free_head = p->lru_next;
+			p->lru_next = p->lru_prev = PC_NO_PFN;
+			atomic_store_explicit(&n->nr_free,
+					      atomic_load(&n->nr_free) - 1,
+					      memory_order_relaxed);
+		}
 	}
 	pc__unlock(&n->free_lock);
 	if (!p)
@@ -197,6 +374,7 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 void pc__free_page(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_node *n = page_node(c, p);
+	uint32_t pfn = page_pfn(c, p);
 
 	PC_ASSERT(page_count(p) == 0);
 	PC_ASSERT(!page_test(p, PG_lru) && !page_test(p, PG_locked));
@@ -205,10 +383,17 @@ void pc__free_page(struct pc_cache *c, struct pc_page *p)
 	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	pc__lock(&n->free_lock);
-	p->lru_next = n->free_head;
-	n->free_head = page_pfn(c, p);
-	atomic_store_explicit(&n->nr_free, atomic_load(&n->nr_free) + 1,
-			      memory_order_relaxed);
+	if (pfn - n->first_pfn >= atomic_load(&n->nr_frames)) {
+		/* Above the node's share: a shrink is vacating it (resize.c). */
+		atomic_store_explicit(&p->refcount, PC_REF_RETIRED,
+				      memory_order_relaxed);
+		atomic_fetch_sub_explicit(&n->nr_retiring, 1, memory_order_relaxed);
+	} else {
+		p->lru_next = n->free_head;
+		n->free_head = pfn;
+		atomic_store_explicit(&n->nr_free, atomic_load(&n->nr_free) + 1,
+				      memory_order_relaxed);
+	}
 	pc__unlock(&n->free_lock);
 	pc__inc(c, n->id, pgfree);
 }

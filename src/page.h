@@ -1,15 +1,27 @@
 /*
  * page.h - struct pc_page, its flag bits and its reference count.
  *
- * One struct pc_page describes one 4 KiB frame.  All frames of a cache are
- * allocated at create in one array (c->pages), the data in another
- * (c->data), and never freed: a page pointer stays valid for the cache's
- * life, which is what lets readers take a speculative reference on a page
- * they found without any lock (RCU lookup, then get_unless_zero, then a
- * re-check that the page is still the one they looked up).
+ * One struct pc_page describes one 4 KiB frame.  The descriptors of a
+ * cache live in one array (c->pages) reserved at create for the largest
+ * budget the cache may grow to, and never unmapped; the frames' data in
+ * another (c->data).  A descriptor is initialized when its frame is first
+ * handed out (node.c: frames come in 2 MiB steps from never-used memory),
+ * and a page pointer stays valid memory for the cache's life, which is
+ * what lets readers take a speculative reference on a page they found
+ * without any lock (RCU lookup, then get_unless_zero, then a re-check
+ * that the page is still the one they looked up).  A frame retired by a
+ * shrink keeps its descriptor readable: its count is below 1, so a late
+ * speculative reader fails get_unless_zero and looks again.
  *
- *   refcount  0: the frame is free (on its node's free list) or frozen by
- *                the thread that is removing it from its mapping;
+ * A descriptor is exactly one cache line, aligned to one: a hit reads the
+ * flags, takes the reference, checks mapping and index and finds the data
+ * in the line it already has.
+ *
+ *   refcount -1: retired: above its node's share of the budget since a
+ *                shrink, off every list (PC_REF_RETIRED, resize.c);
+ *             0: the frame is free (on its node's free list), never used,
+ *                or frozen by the thread that is removing it from its
+ *                mapping;
  *             1: in a mapping, no one else holds it (the mapping's ref);
  *            >1: plus readers, pinners, LRU isolation, per-thread batches.
  *   The reference that takes the count to zero releases the frame
@@ -18,8 +30,9 @@
  *   flags     atomic bit set; PG_locked is a sleeping lock (pagewait.c).
  *   mapping,  written while the page is locked and frozen or new; read
  *   index     without a lock by speculative lookups, who re-check them.
- *   lru_prev, protected by the page's node lru lock while PG_lru is set.
- *   lru_next
+ *   lru_prev, protected by the page's node lru lock while PG_lru is set;
+ *   lru_next  lru_next links the free list under the node's free lock.
+ *   data      set when the descriptor is initialized, then read-only.
  */
 #ifndef PC_PAGE_H
 #define PC_PAGE_H
@@ -52,23 +65,24 @@ enum pc_page_flag {
 };
 
 #define PC_NO_PFN UINT32_MAX
+#define PC_REF_RETIRED (-1)	/* refcount of a retired frame */
 
 struct pc_page {
 	_Atomic uint32_t flags;
 	_Atomic int32_t refcount;
 	_Atomic(struct pc_mapping *) mapping;
 	_Atomic uint64_t index;
+	void *data;			/* the frame; read-only once initialized */
 	uint32_t lru_prev;		/* node lru lock */
-	uint32_t lru_next;		/* node lru lock */
+	uint32_t lru_next;		/* node lru lock (free list: free lock) */
 	_Atomic int32_t last_node;	/* NUMA hint: node of last hint fault */
 	_Atomic uint32_t hint_count;	/* NUMA hint: repeated remote hints;
 					   bit 31: queued for migration
 					   (migrate.c) */
-	uint64_t spare;
-	void *data;			/* the frame; read-only after create */
-};
+	uint64_t spare[2];
+} __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct pc_page) <= 64, "struct pc_page over 64 bytes");
+_Static_assert(sizeof(struct pc_page) == 64, "struct pc_page is one line");
 
 static inline bool page_test(const struct pc_page *p, int bit)
 {

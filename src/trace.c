@@ -623,7 +623,7 @@ int pc__trace_open(struct pc_cache *c, const char *path)
 	h.record_size = sizeof(struct pc_trace_rec);
 	h.page_size = 1u << PC_PAGE_SHIFT;
 	h.nr_nodes = (uint32_t)c->nr_nodes;
-	h.frames_per_node = c->frames_per_node;
+	h.frames_per_node = c->nodes[0].nr_frames;	/* the share, not the span */
 	h.nr_frames = c->nr_frames;
 	h.start_ns = trace_now();
 	clock_gettime(CLOCK_REALTIME, &rt);

@@ -19,10 +19,13 @@
 enum { PC_TAG_DIRTY, PC_TAG_WRITEBACK, PC_TAG_TOWRITE, PC_TREE_TAGS };
 
 struct pc_tree_node;
+struct pc_arena;
 struct pc_tree {
 	_Atomic(struct pc_tree_node *) root;
 	uint64_t nr_items;		/* writer lock; pages and values */
 	uint64_t nr_values;		/* writer lock; value entries */
+	struct pc_arena *arena;		/* read-only: where nodes come from;
+					   NULL: malloc */
 };
 
 static inline bool pc_tree_is_value(const void *item)
@@ -38,11 +41,29 @@ static inline uint64_t pc_tree_value(const void *item)
 	return (uint64_t)(uintptr_t)item >> 1;
 }
 
-void pc__tree_init(struct pc_tree *t);
+void pc__tree_init(struct pc_tree *t);		/* nodes from malloc */
+/* Nodes from @arena (arena.h: huge pages), back there when freed. */
+void pc__tree_init_arena(struct pc_tree *t, struct pc_arena *arena);
+/* Bytes of one node: what an arena for trees must hand out. */
+size_t pc__tree_node_size(void);
 /* Free every node at once: no reader or writer may be left. */
 void pc__tree_destroy(struct pc_tree *t);
 /* The item at @index or NULL.  RCU read section or writer lock. */
 void *pc__tree_lookup(struct pc_tree *t, uint64_t index);
+/*
+ * The same, and in *slot where the item sits (NULL when no leaf holds
+ * @index): in the same RCU read section, pc__tree_slot_reload(*slot)
+ * re-reads it without walking again (the kernel's xas_reload).  An item
+ * is only ever in the one slot for its index, and a leaf is emptied
+ * before it is unlinked, so a reload equal to the item means the item is
+ * still in the tree.
+ */
+void *pc__tree_lookup_slot(struct pc_tree *t, uint64_t index,
+			   _Atomic(void *) **slot);
+static inline void *pc__tree_slot_reload(_Atomic(void *) *slot)
+{
+	return slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+}
 /*
  * Insert @item (a page, not a value) at @index.  An empty slot or a value
  * entry is replaced: the value is returned in *old (NULL if empty).

@@ -13,7 +13,8 @@
  * are relaxed atomics: no lock, and TSan-clean.
  *
  * The gauges that a lock already protects are read from their owners
- * instead: nr_free_pages (node free list), nr_inactive_file and
+ * instead: nr_free_pages (node free list), nr_budget_pages (the node's
+ * share of the budget, node.c and resize.c), nr_inactive_file and
  * nr_active_file (node LRU), nr_shadow_entries (cache), the dirty
  * thresholds (writeback.c) and the wait-queue counters (pagewait.c).
  */
@@ -95,8 +96,11 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 		return atomic_load(&n->lru[PC_LRU_INACTIVE].nr);
 	case PC_VM_nr_active_file:
 		return atomic_load(&n->lru[PC_LRU_ACTIVE].nr);
-	case PC_VM_nr_file_pages:
-		return n->nr_frames - atomic_load(&n->nr_free);
+	case PC_VM_nr_file_pages:	/* in use: in the share, or retiring */
+		return gauge(n->nr_frames + atomic_load(&n->nr_retiring) -
+			     atomic_load(&n->nr_free));
+	case PC_VM_nr_budget_pages:
+		return n->nr_frames;
 	case PC_VM_nr_dirty:
 	case PC_VM_nr_writeback:
 		return gauge(shard_sum(c, node, i));

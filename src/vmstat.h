@@ -11,13 +11,14 @@ struct pc_cache;
 struct pc_tctx;
 
 #define PC_VMSTAT_ITEMS(X) \
-	X(nr_free_pages) X(nr_inactive_file) X(nr_active_file) \
+	X(nr_free_pages) X(nr_budget_pages) X(nr_inactive_file) X(nr_active_file) \
 	X(nr_dirty) X(nr_writeback) X(nr_file_pages) X(nr_shadow_entries) \
 	X(nr_dirty_threshold) X(nr_dirty_background_threshold) \
 	X(pgpgin) X(pgpgout) X(pgpgin_holes) X(pgfault_hit) X(pgfault_miss) \
 	X(pgactivate) X(pgdeactivate) X(pgrefill) X(pgrotated) \
 	X(pgscan_kswapd) X(pgscan_direct) X(pgsteal_kswapd) X(pgsteal_direct) \
-	X(pgsteal_writeback_skip) X(pgalloc) X(pgfree) X(allocstall) \
+	X(pgsteal_writeback_skip) X(pgsteal_resize) X(pgalloc) X(pgfree) \
+	X(allocstall) \
 	X(allocfail) X(kswapd_wakeup) X(kswapd_throttle) X(pageoutrun) \
 	X(workingset_refault_file) X(workingset_activate_file) \
 	X(workingset_restore_file) X(workingset_nodereclaim) \

@@ -119,11 +119,11 @@ void pc__workingset_activation(struct pc_cache *c, struct pc_page *p)
 /* ------------------------------------------------------------------ */
 /* Trimming stale shadows                                              */
 
-/* Delete @m's shadows farther than frames_per_node >> @shift. */
+/* Delete @m's shadows farther than a node's share of the budget >> @shift. */
 static uint64_t trim_mapping(struct pc_cache *c, struct pc_mapping *m,
 			     unsigned shift)
 {
-	uint64_t limit = (uint64_t)c->frames_per_node >> shift;
+	uint64_t limit = c->nr_frames / (uint64_t)c->nr_nodes >> shift;
 	uint64_t index = 0, trimmed = 0;
 	void *items[TRIM_GANG];
 	uint64_t idx[TRIM_GANG];

@@ -1,0 +1,166 @@
+/*
+ * arena.c - huge-page-backed arenas of fixed-size objects.
+ *
+ * What it owns: struct pc_arena, one address range reserved at create
+ * (MAP_NORESERVE, MADV_HUGEPAGE, 2 MiB aligned, bound to a real NUMA node
+ * when asked), and the objects carved out of it.  The cache keeps one
+ * arena per node for its radix-tree nodes (node.c); a lookup that walks
+ * four levels of a tree then touches four lines on one or two huge pages
+ * instead of four malloc'ed 4 KiB pages, each a TLB miss of its own at
+ * 8 GiB.
+ *
+ *   base                                  next              base + size
+ *   |[obj][obj][obj][obj] ... [obj][obj]  |  never touched ...          |
+ *     ^free ──> [obj] ──> [obj] ──> NULL      (objects given back)
+ *
+ *   alloc: the free list's head, else the object at `next` (the range
+ *          is touched only as far as `next` has gone: RSS follows use),
+ *          else - the reservation used up - malloc (counted in overflow);
+ *          always zeroed.
+ *   free:  an object of the range goes on the free list, an overflow one
+ *          back to free().  Memory of the range is never given back to
+ *          the system before destroy: freed objects are reused first.
+ *
+ * Objects are 64-byte aligned and sized in whole lines (the reservation
+ * starts on a 2 MiB boundary), so a tree node's slots start a line.
+ *
+ * Locks: `lock` (a leaf: taken under a mapping's tree lock, and by the
+ * RCU callback thread; nothing is taken under it) protects next, free,
+ * used and overflow; base, size and obj_size are read-only after create.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "arena.h"
+#include "numa_topology.h"
+
+#define ARENA_ALIGN (2ull << 20)
+#define LINE 64
+
+struct free_obj {
+	struct free_obj *next;
+};
+
+struct pc_arena {
+	char *base;			/* read-only: 2 MiB aligned */
+	size_t size;			/* read-only: bytes reserved from base */
+	size_t obj_size;		/* read-only: whole lines */
+	char *map;			/* read-only: what mmap returned */
+	size_t map_len;
+
+	pthread_mutex_t lock;		/* leaf */
+	size_t next;			/* lock: first byte never handed out */
+	struct free_obj *free;		/* lock */
+	uint64_t overflow;		/* lock: objects from malloc */
+};
+
+int pc__arena_create(struct pc_arena **out, size_t obj_size, size_t reserve,
+		     int numa_node)
+{
+	struct pc_arena *a;
+	uintptr_t start;
+
+	*out = NULL;
+	if (!obj_size)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->obj_size = (obj_size + LINE - 1) / LINE * LINE;
+	reserve = (reserve + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+	if (reserve < ARENA_ALIGN)
+		reserve = ARENA_ALIGN;
+	a->map_len = reserve + ARENA_ALIGN;
+	a->map = mmap(NULL, a->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->map == MAP_FAILED) {
+		free(a);
+		return -ENOMEM;
+	}
+	start = ((uintptr_t)a->map + ARENA_ALIGN - 1) & ~(uintptr_t)(ARENA_ALIGN - 1);
+	a->base = (char *)start;
+	a->size = reserve;
+	madvise(a->base, a->size, MADV_HUGEPAGE);
+	if (numa_node >= 0)
+		pc__numa_bind(a->base, a->size, numa_node);
+	pthread_mutex_init(&a->lock, NULL);
+	*out = a;
+	return 0;
+}
+
+void pc__arena_destroy(struct pc_arena *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_destroy(&a->lock);
+	munmap(a->map, a->map_len);
+	free(a);
+}
+
+static bool in_range(const struct pc_arena *a, const void *obj)
+{
+	return (const char *)obj >= a->base && (const char *)obj < a->base + a->size;
+}
+
+void *pc__arena_alloc(struct pc_arena *a)
+{
+	void *obj = NULL;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->free) {
+		obj = a->free;
+		a->free = a->free->next;
+	} else if (a->next + a->obj_size <= a->size) {
+		obj = a->base + a->next;
+		a->next += a->obj_size;
+	} else {
+		a->overflow++;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!obj) {
+		obj = aligned_alloc(LINE, a->obj_size);
+		if (!obj)
+			return NULL;
+	}
+	memset(obj, 0, a->obj_size);
+	return obj;
+}
+
+void pc__arena_free(struct pc_arena *a, void *obj)
+{
+	struct free_obj *f = obj;
+
+	if (!obj)
+		return;
+	if (!in_range(a, obj)) {
+		free(obj);
+		return;
+	}
+	pthread_mutex_lock(&a->lock);
+	f->next = a->free;
+	a->free = f;
+	pthread_mutex_unlock(&a->lock);
+}
+
+size_t pc__arena_used(const struct pc_arena *a)
+{
+	struct pc_arena *m = (struct pc_arena *)a;
+	size_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->next;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+uint64_t pc__arena_overflow(const struct pc_arena *a)
+{
+	struct pc_arena *m = (struct pc_arena *)a;
+	uint64_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->overflow;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}

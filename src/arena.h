@@ -1,0 +1,34 @@
+/*
+ * arena.h - huge-page-backed arenas of fixed-size objects (arena.c): the
+ * metadata a lookup walks (radix-tree nodes, and in them the shadow
+ * entries) kept on a few 2 MiB pages instead of malloc's scattered 4 KiB
+ * ones.  A leaf: it knows nothing of caches, nodes or trees.
+ */
+#ifndef PC_ARENA_H
+#define PC_ARENA_H
+
+#include "base.h"
+
+struct pc_arena;
+
+/*
+ * An arena of objects of @obj_size bytes (rounded up to 64: every object
+ * starts a cache line) in @reserve bytes of address space, reserved and
+ * not touched.  With @numa_node >= 0 the range is bound to that real node
+ * first.  0, -EINVAL (a zero size), -ENOMEM (no address space).
+ */
+int pc__arena_create(struct pc_arena **out, size_t obj_size, size_t reserve,
+		     int numa_node);
+/* Unmap it all; every object must have been freed or be forgotten. */
+void pc__arena_destroy(struct pc_arena *a);
+/* A zeroed object; NULL only when the reservation is used up and malloc
+ * fails too.  Any thread. */
+void *pc__arena_alloc(struct pc_arena *a);
+/* Give an object back (from pc__arena_alloc of @a).  Any thread. */
+void pc__arena_free(struct pc_arena *a, void *obj);
+/* Bytes of the reservation handed out so far (touched or about to be). */
+size_t pc__arena_used(const struct pc_arena *a);
+/* Objects the reservation could not hold, taken from malloc instead. */
+uint64_t pc__arena_overflow(const struct pc_arena *a);
+
+#endif /* PC_ARENA_H */
