@@ -63,6 +63,9 @@ int main(int argc, char **argv)
 	CHECK(pc_close(g) == 0 && close(fd) == 0);
 	CHECK(pc_vmstat(c, pc_vmstat_name(0), &v) == 0);
 	CHECK(pc_vmstat(c, "no_such_counter", &v) == -ENOENT);
+	CHECK(pc_cache_resize(c, 2 << 20) == 0);
+	CHECK(pc_vmstat(c, "nr_budget_pages", &v) == 0 && v == 512);
+	CHECK(pc_cache_resize(c, 1) == -EINVAL);
 	CHECK(pc_close(f) == 0);
 	CHECK(pc_unlink(c, path) == 0);
 	CHECK(pc_cache_unlinked(c, &st) == 0);
