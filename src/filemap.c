@@ -12,10 +12,14 @@
  * A new page is inserted locked and not uptodate (pc__add_to_page_cache,
  * under the tree lock), which makes it the "I/O in flight" marker: readers
  * that find it wait for PG_locked to clear, then look at PG_uptodate.
- * Reads go out batched (pc__read_pages): holes found with SEEK_DATA and
- * the part past the disk's end of file are zero-filled without I/O (and
- * counted in pgpgin_holes, KiB like pgpgin); the rest is read in vectored
- * requests of up to 1 MiB; completion marks the pages uptodate (or
+ * Reads go out batched (pc__read_pages): holes found with SEEK_DATA (the
+ * last data extent found is remembered) and the part past the disk's end
+ * of file are zero-filled without I/O (and counted in pgpgin_holes, KiB
+ * like pgpgin); the rest is read in vectored requests of up to 1 MiB,
+ * except that the page a reader waits for is read by the reader itself in
+ * a request of its own (at most 64 KiB: no completion thread between the
+ * device and the reader, and no queueing behind its readahead); the
+ * others go to the backend's queue.  Completion marks the pages uptodate (or
  * PG_error), drops the I/O's references and unlocks them, and samples the
  * device's read bandwidth (pc__ra_account_read).  pc_pread tells
  * readahead how it touched each page (pc__mark_read: first touch,
@@ -57,6 +61,13 @@ struct read_wait {
 	bool done;
 };
 
+/*
+ * The request holding a page that a reader needs now: at most this many
+ * pages (64 KiB), done by the reader itself (pc_io_req.now); the rest of
+ * its window is read behind it.
+ */
+#define READ_NOW_PAGES 16
+
 struct page_io {
 	struct pc_io_req req;
 	struct pc_cache *c;
@@ -64,8 +75,8 @@ struct page_io {
 	struct read_wait *wait;	/* sync read: signal, leave the page locked */
 	uint64_t t0;		/* submitted (ns): read bandwidth */
 	unsigned nr;
-	struct pc_page *pages[PC_MAX_IO_PAGES];
-	struct iovec iov[PC_MAX_IO_PAGES];
+	struct iovec *iov;	/* [nr], after pages[] */
+	struct pc_page *pages[];	/* [nr] */
 };
 
 struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
@@ -209,10 +220,12 @@ static void zero_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr,
 static struct page_io *read_io(struct pc_mapping *m, struct pc_page **pages,
 			       unsigned nr, struct read_wait *wait)
 {
-	struct page_io *io = malloc(sizeof(*io));
+	struct page_io *io = malloc(sizeof(*io) + nr * (sizeof(io->pages[0]) +
+							sizeof(io->iov[0])));
 
 	if (!io)
 		return NULL;
+	io->iov = (struct iovec *)(void *)&io->pages[nr];
 	io->c = m->cache;
 	io->m = m;
 	io->wait = wait;
@@ -236,47 +249,88 @@ static struct page_io *read_io(struct pc_mapping *m, struct pc_page **pages,
 }
 
 /*
+ * Where the data is: pages [first + cur, ...) of @m's backing file, as
+ * page offsets from @first: *dpage the first page of data at or after cur
+ * (nr: none before @nr), *hpage the first hole after it.  The last extent
+ * found is remembered (m->data_extent) and asked again only outside it: a
+ * file of data costs one SEEK_DATA and one SEEK_HOLE, not two per read.
+ * A remembered extent may go stale (a truncation, a hole punched by
+ * another program): reading a hole or past the end of file as data costs
+ * I/O but never gives wrong data (zeros, or a short read zero-filled).
+ */
+static void find_data(struct pc_mapping *m, uint64_t first, unsigned cur,
+		      unsigned nr, unsigned *dpage, unsigned *hpage)
+{
+	uint64_t ext = atomic_load_explicit(&m->data_extent, memory_order_relaxed);
+	uint64_t lo = ext >> 32, hi = ext & UINT32_MAX, at = first + cur;
+	off_t data, hole;
+
+	if (at >= lo && at < hi) {
+		*dpage = cur;
+		*hpage = (unsigned)pc_min((uint64_t)nr, hi - first);
+		return;
+	}
+	data = lseek(m->fd, (off_t)(at << PC_PAGE_SHIFT), SEEK_DATA);
+	if (data < 0 || (uint64_t)data >= ((first + nr) << PC_PAGE_SHIFT)) {
+		*dpage = *hpage = nr;
+		return;
+	}
+	lo = (uint64_t)data >> PC_PAGE_SHIFT;
+	*dpage = (unsigned)(lo - first);
+	hole = lseek(m->fd, data, SEEK_HOLE);
+	if (hole < 0) {
+		*hpage = nr;
+		return;
+	}
+	hi = ((uint64_t)hole + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT;
+	*hpage = (unsigned)pc_min((uint64_t)nr, hi - first);
+	if (*hpage <= *dpage)
+		*hpage = *dpage + 1;
+	else if (hi <= UINT32_MAX)
+		atomic_store_explicit(&m->data_extent, lo << 32 | hi,
+				      memory_order_relaxed);
+}
+
+/*
  * Read @nr locked, not uptodate pages of consecutive indices.  Each page
  * gives one reference to the I/O, returned (with the page lock) at
  * completion - unless @wait is set (one page: it stays locked, the caller
  * keeps its reference and waits).  Holes and the part past the disk's end
- * of file are zero-filled without I/O.  Returns the pages zero-filled.
+ * of file are zero-filled without I/O.  @now (implied by @wait): pages[0]
+ * is needed at once; the request that holds it is cut at READ_NOW_PAGES
+ * and done by this thread (pc_io_req.now).  Returns the pages zero-filled.
  */
 unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
-			unsigned nr, struct read_wait *wait)
+			unsigned nr, struct read_wait *wait, bool now)
 {
 	struct pc_cache *c = m->cache;
 	struct pc_io_req *reqs[PC_MAX_IO_PAGES];
 	unsigned nreq = 0, cur = 0, zeroed = 0;
 	uint64_t first = page_index(pages[0]);
 
+	now = now || wait;
 	while (cur < nr) {
-		off_t pos = (off_t)((first + cur) << PC_PAGE_SHIFT);
-		off_t data = lseek(m->fd, pos, SEEK_DATA);
 		unsigned dpage, hpage;
-		off_t hole;
 
-		if (data < 0 || (uint64_t)data >= ((first + nr) << PC_PAGE_SHIFT)) {
+		find_data(m, first, cur, nr, &dpage, &hpage);
+		if (dpage >= nr) {
 			zero_pages(c, pages + cur, nr - cur, !wait);
 			zeroed += nr - cur;
 			if (wait)
 				read_wait_done(wait);
 			break;
 		}
-		dpage = (unsigned)(((uint64_t)data >> PC_PAGE_SHIFT) - first);
 		zero_pages(c, pages + cur, dpage - cur, !wait);
 		zeroed += dpage - cur;
-		hole = lseek(m->fd, data, SEEK_HOLE);
-		if (hole < 0)
-			hpage = nr;
-		else
-			hpage = (unsigned)pc_min((uint64_t)nr,
-				(((uint64_t)hole + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT) - first);
-		if (hpage <= dpage)
-			hpage = dpage + 1;
 		for (unsigned i = dpage; i < hpage;) {
 			unsigned n = pc_min(hpage - i, PC_MAX_IO_PAGES);
-			struct page_io *io = read_io(m, pages + i, n, wait);
+			struct page_io *io;
+
+			if (now && i == 0)
+				n = pc_min(n, READ_NOW_PAGES);
+			io = read_io(m, pages + i, n, wait);
+			if (io)
+				io->req.now = now && i == 0;
 
 			if (!io) {	/* no memory for the request: fail them */
 				for (unsigned k = i; k < i + n; k++) {
@@ -312,7 +366,7 @@ int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p)
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_cond_init(&w.cond, NULL);
 	page_clear(p, PG_error);
-	pc__read_pages(m, &p, 1, &w);
+	pc__read_pages(m, &p, 1, &w, true);
 	pthread_mutex_lock(&w.lock);
 	while (!w.done)
 		pthread_cond_wait(&w.cond, &w.lock);

@@ -12,6 +12,7 @@
  *     struct pc_io_<name> { const struct pc_io_ops *ops; ... }
  *
  *   io_uring.c  one ring per pc_io, a completion thread    the default
+ *               (requests marked now: as io_sync.c)
  *   io_sync.c   preadv/pwritev in the submitting thread    fallback, tests
  *   io_fault.c  fault rules in front of the sync backend   tests
  *
@@ -141,6 +142,20 @@ ssize_t pc__io_transfer(const struct pc_io_req *req, size_t limit)
 		return -errno;
 	}
 	return (ssize_t)done;
+}
+
+void pc__io_do(struct pc_io_req *req)
+{
+	ssize_t r = pc__io_transfer(req, pc__io_req_bytes(req));
+
+	if (r > 0 && req->dontneed) {
+		int err = pc__io_dontneed(req, (size_t)r);
+
+		if (err)
+			r = err;
+	}
+	req->res = r;
+	req->end_io(req);	/* req may be gone after this */
 }
 
 /*

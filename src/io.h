@@ -20,6 +20,8 @@ struct pc_io_req {
 	int iovcnt;
 	off_t off;
 	bool dontneed;		/* buffered fallback fd: drop the kernel's copy */
+	bool now;		/* the submitter waits for it at once: done in
+				   the submitting thread where the backend can */
 	ssize_t res;		/* at end_io: bytes done, or -errno */
 	void (*end_io)(struct pc_io_req *req);	/* once, from any thread */
 	void *priv;
@@ -38,6 +40,10 @@ struct pc_io_ops {
 	 * thread.  A transfer cut short with progress is continued; a read
 	 * that meets end of file ends with the bytes it got.  Returns 0 (all
 	 * requests accepted); never fails a request by its return value.
+	 * A request marked @now is done in the calling thread, end_io
+	 * included, before submit returns (unless submit runs in the
+	 * backend's own completion thread): its submitter would only sleep
+	 * until another thread woke it.  The others are started first.
 	 */
 	int (*submit)(struct pc_io *io, struct pc_io_req **reqs, unsigned n);
 };
@@ -55,6 +61,8 @@ int pc__io_iov_slice(struct iovec *dst, int max, const struct iovec *src,
 		     int cnt, size_t skip, size_t len);
 bool pc__io_eof_einval(const struct pc_io_req *req, size_t done, ssize_t err);
 ssize_t pc__io_transfer(const struct pc_io_req *req, size_t limit);
+/* The whole of @req in this thread, dontneed included, then its end_io. */
+void pc__io_do(struct pc_io_req *req);
 int pc__io_dontneed(const struct pc_io_req *req, size_t len);
 int pc__io_sync_range_err(int err);
 void pc__io_sleep_us(unsigned us);

@@ -42,19 +42,8 @@ static int sync_submit(struct pc_io *io, struct pc_io_req **reqs, unsigned n)
 {
 	(void)io;
 	PC_ASSERT(*(const struct pc_io_ops **)(void *)io == &pc__io_sync_ops);
-	for (unsigned i = 0; i < n; i++) {
-		struct pc_io_req *req = reqs[i];
-		ssize_t r = pc__io_transfer(req, pc__io_req_bytes(req));
-
-		if (r > 0 && req->dontneed) {
-			int err = pc__io_dontneed(req, (size_t)r);
-
-			if (err)
-				r = err;
-		}
-		req->res = r;
-		req->end_io(req);	/* req may be gone after this */
-	}
+	for (unsigned i = 0; i < n; i++)
+		pc__io_do(reqs[i]);	/* reqs[i] may be gone after this */
 	return 0;
 }
 

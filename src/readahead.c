@@ -44,7 +44,9 @@
  * A window is allocated, inserted locked and handed to pc__read_pages in
  * runs of up to 4 MiB, which submits them at once in requests of up to
  * 1 MiB and returns: nobody waits but a reader that needs one of the pages
- * now (it sleeps on that page's lock).  Only the page the reader needs now
+ * now (it sleeps on that page's lock) - except the reader of a miss,
+ * whose own page (the window's first) is read by the reader itself, in a
+ * small request of its own, before the rest of the window is queued.  Only the page the reader needs now
  * may enter direct reclaim; the rest of a window is allocated with
  * PC_GFP_NORETRY (down to the min mark, no reclaim), and an async window
  * only while a node it may come from (with numa.node_reclaim, the
@@ -258,13 +260,17 @@ void pc__ra_stream_note(struct pc_file *f, uint64_t last)
 /* ------------------------------------------------------------------ */
 /* Reading a window.                                                   */
 
-/* Returns the pages zero-filled without I/O. */
+/*
+ * Returns the pages zero-filled without I/O.  *now: run[0] is the page a
+ * reader waits for (its request is read first, by this thread); cleared.
+ */
 static unsigned submit_run(struct pc_mapping *m, struct pc_page **run,
-			   unsigned *n)
+			   unsigned *n, bool *now)
 {
-	unsigned zeroed = *n ? pc__read_pages(m, run, *n, NULL) : 0;
+	unsigned zeroed = *n ? pc__read_pages(m, run, *n, NULL, *now) : 0;
 
 	*n = 0;
+	*now = false;
 	return zeroed;
 }
 
@@ -315,6 +321,7 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 	bool use_once = advice(f) == POSIX_FADV_NOREUSE ||
 			((flags & RA_STREAM) && pc__stream_use_once(m, true));
 	unsigned n = 0, added = 0, z = 0;
+	bool now = false;
 
 	for (uint64_t i = index; i < end; i++) {
 		bool need = i == index && (flags & RA_NEED_FIRST);
@@ -325,7 +332,7 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		item = pc__tree_lookup(&m->tree, i);
 		urcu_bp_read_unlock();
 		if (item && !pc_tree_is_value(item)) {
-			z += submit_run(m, run, &n);
+			z += submit_run(m, run, &n, &now);
 			continue;
 		}
 		if (need || (flags & RA_RECLAIM))
@@ -346,15 +353,16 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		if (pc__add_to_page_cache(m, p, i)) {
 			page_clear(p, PG_locked);
 			pc__put_page(c, p);
-			z += submit_run(m, run, &n);
+			z += submit_run(m, run, &n, &now);
 			continue;
 		}
+		now = now || need;
 		run[n++] = p;
 		added++;
 		if (n == RA_RUN_PAGES)
-			z += submit_run(m, run, &n);
+			z += submit_run(m, run, &n, &now);
 	}
-	z += submit_run(m, run, &n);
+	z += submit_run(m, run, &n, &now);
 	if (added)
 		pc__add(c, 0, ra_pages, added);
 	if (zeroed)

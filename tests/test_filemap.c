@@ -406,6 +406,82 @@ static void test_small_writes_not_hot(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * Where the data is on disk: a file of data costs one SEEK_DATA/SEEK_HOLE
+ * pair (the extent is remembered: m->data_extent), holes of a sparse file
+ * are still zero-filled without I/O, and an extent gone stale (a hole
+ * punched behind the cache's back) reads the hole as zeros from the disk.
+ */
+static void test_data_extent(void **state)
+{
+	const char *path = tu_path("extent");
+	unsigned char buf[PC_PAGE_SIZE], zero[PC_PAGE_SIZE] = { 0 };
+	struct pc_mapping *m;
+	uint64_t in, holes;
+	pc_cache *c;
+	pc_file *f;
+	int fd;
+
+	(void)state;
+	tu_make_file(path, 64, 5);
+	assert_int_equal(pc_cache_create(&c, "memory=8M io=sync"), 0);
+	f = tu_open_random(c, path, O_RDONLY);
+	m = ((struct pc_file *)f)->mapping;
+	tu_read_page(f, 10, 5);
+	assert_int_equal(atomic_load(&m->data_extent), 10ull << 32 | 64);
+	tu_read_page(f, 40, 5);		/* inside: asked nothing */
+	assert_int_equal(atomic_load(&m->data_extent), 10ull << 32 | 64);
+	tu_read_page(f, 3, 5);		/* outside: asked again */
+	assert_int_equal(atomic_load(&m->data_extent), 3ull << 32 | 64);
+	assert_int_equal(tu_vm(c, "pgpgin"), 3 * 4);
+	assert_int_equal(tu_vm(c, "pgpgin_holes"), 0);
+
+	/* A hole punched at page 20, inside the extent, by someone else. */
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   20 * PC_PAGE_SIZE, PC_PAGE_SIZE), 0);
+	close(fd);
+	assert_int_equal(pc_pread(f, buf, PC_PAGE_SIZE, 20 * PC_PAGE_SIZE),
+			 PC_PAGE_SIZE);
+	assert_memory_equal(buf, zero, PC_PAGE_SIZE);
+	assert_int_equal(tu_vm(c, "pgpgin"), 4 * 4);	/* read as data */
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+
+	/* Sparse: data at pages [0, 4) and [32, 36) of 64. */
+	fd = open(path, O_RDWR | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 64 * PC_PAGE_SIZE), 0);
+	for (int i = 0; i < 4; i++) {
+		tu_pattern(buf, PC_PAGE_SIZE, 5, (uint64_t)i * PC_PAGE_SIZE);
+		assert_int_equal(pwrite(fd, buf, PC_PAGE_SIZE, i * PC_PAGE_SIZE),
+				 PC_PAGE_SIZE);
+		tu_pattern(buf, PC_PAGE_SIZE, 5, (uint64_t)(32 + i) * PC_PAGE_SIZE);
+		assert_int_equal(pwrite(fd, buf, PC_PAGE_SIZE, (32 + i) * PC_PAGE_SIZE),
+				 PC_PAGE_SIZE);
+	}
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	assert_int_equal(pc_cache_create(&c, "memory=8M io=sync"), 0);
+	f = tu_open_random(c, path, O_RDONLY);
+	m = ((struct pc_file *)f)->mapping;
+	tu_read_page(f, 1, 5);
+	assert_int_equal(atomic_load(&m->data_extent), 1ull << 32 | 4);
+	assert_int_equal(pc_pread(f, buf, PC_PAGE_SIZE, 10 * PC_PAGE_SIZE),
+			 PC_PAGE_SIZE);
+	assert_memory_equal(buf, zero, PC_PAGE_SIZE);
+	tu_read_page(f, 33, 5);
+	assert_int_equal(atomic_load(&m->data_extent), 33ull << 32 | 36);
+	in = tu_vm(c, "pgpgin");
+	holes = tu_vm(c, "pgpgin_holes");
+	assert_int_equal(in, 2 * 4);
+	assert_int_equal(holes, 4);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +490,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_get_page),
 		cmocka_unit_test(test_all_pinned_enomem),
 		cmocka_unit_test(test_small_writes_not_hot),
+		cmocka_unit_test(test_data_extent),
 		cmocka_unit_test(test_random_tiny_budget),
 		cmocka_unit_test(test_random_threads),
 		cmocka_unit_test(test_random_nodes),

@@ -304,6 +304,65 @@ static void test_rw(void **state)
 	close(fd);
 }
 
+/*
+ * A request marked now ends in the submitting thread before submit
+ * returns, on every backend; those submitted with it, not marked, end
+ * too.  Data read either way is what was written.
+ */
+struct now_req {
+	struct treq t;
+	pthread_t ended_in;
+};
+
+static void now_end(struct pc_io_req *req)
+{
+	struct now_req *n = (struct now_req *)(void *)req->priv;
+
+	n->ended_in = pthread_self();
+	treq_end(req);
+}
+
+static void test_now(void **state)
+{
+	struct backend *b = be_get(state);
+	enum { N = 12 };
+	struct now_req r[N];
+	struct pc_io_req *v[N];
+	char *buf = xalloc((size_t)N * PG);
+	struct waiter w;
+	int fd = open_file("now");
+
+	tu_pattern(buf, (size_t)N * PG, 11, 0);
+	assert_int_equal(do_one(b->ops, b->io, fd, PC_IO_WRITE, 0, buf,
+				(size_t)N * PG, 4, false), N * PG);
+	memset(buf, 0, (size_t)N * PG);
+	waiter_init(&w);
+	for (int i = 0; i < N; i++) {
+		treq_init(&r[i].t, &w, fd, PC_IO_READ, (off_t)i * PG,
+			  buf + (size_t)i * PG, PG, 1);
+		r[i].t.req.priv = &r[i];
+		r[i].t.req.end_io = now_end;
+		r[i].t.req.now = i % 4 == 1;	/* 1, 5, 9 */
+		v[i] = &r[i].t.req;
+	}
+	assert_int_equal(b->ops->submit(b->io, v, N), 0);
+	pthread_mutex_lock(&w.m);
+	for (int i = 1; i < N; i += 4) {
+		assert_int_equal(r[i].t.calls, 1);	/* before submit returned */
+		assert_true(pthread_equal(r[i].ended_in, pthread_self()));
+	}
+	pthread_mutex_unlock(&w.m);
+	waiter_wait(&w, N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(r[i].t.calls, 1);
+		assert_int_equal(r[i].t.req.res, PG);
+	}
+	assert_true(pattern_ok(buf, (size_t)N * PG, 11, 0));
+	waiter_fini(&w);
+	free(buf);
+	close(fd);
+}
+
 /* Far more requests in one submit than the ring holds. */
 static void test_batch(void **state)
 {
@@ -1066,6 +1125,7 @@ int main(void)
 		EVERY(test_rw),
 		EVERY(test_errors),
 		EVERY(test_batch),
+		EVERY(test_now),
 		BE(test_batch, uring256),
 		EVERY(test_eof),
 		EVERY(test_concurrent),
