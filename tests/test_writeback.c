@@ -960,7 +960,7 @@ static void test_end_writeback_rotates(void **state)
  */
 static void test_waiters_bit_counts(void **state)
 {
-	uint64_t on, off;
+	uint64_t on = 0, off = 0;
 
 	(void)state;
 	for (int bit = 1; bit >= 0; bit--) {
