@@ -28,8 +28,9 @@
  *   touched by someone else since it was read (PG_referenced, no other
  *       stream): it stays, as a normal page;
  *   else the page is use-once: the flag is cleared and, when memory is
- *       tight (free frames under an eighth of the budget or of the page's
- *       node, or cache.stickiness=always: drop_now) it goes in the file's
+ *       tight (free frames of the page's node, or of all, under the
+ *       node's low mark plus two readahead windows: use_once_floor; or
+ *       cache.stickiness=always: drop_now) it goes in the file's
  *       drop batch; with
  *       memory to spare it stays cached as an ordinary page read once
  *       (marked accessed: two passes over a file make it hot, as the
@@ -325,16 +326,49 @@ static uint64_t node_free(struct pc_node *n)
 }
 
 /*
+ * The free frames of @n under which use-once pages go as they are
+ * consumed: its low mark in force (boost included), and above it room for
+ * two readahead windows of @ra_max pages (one being read, one read ahead)
+ * or the band between min and high, whichever is more - never more than
+ * an eighth of the node.  A stream thus recycles its own frames before it
+ * would wake kswapd, everything else it found cached stays (hotcold), and
+ * the cache holds all but that floor (tiobench's random reads hit what is
+ * cached: every frame kept free is a hit lost; the first wave's floor of
+ * an eighth cost 6 points of hit ratio there).
+ */
+static uint64_t use_once_floor(struct pc_node *n, unsigned ra_max)
+{
+	uint64_t room = pc_max(n->wmark_high - n->wmark_min, 2ull * ra_max);
+
+	return pc_min(node_wmark_low(n) + room, (uint64_t)n->nr_frames / 8);
+}
+
+bool pc__memory_tight(struct pc_cache *c)
+{
+	uint64_t free_pages = 0, floor = 0;
+
+	for (int i = 0; i < c->nr_nodes; i++) {
+		struct pc_node *n = &c->nodes[i];
+
+		free_pages += node_free(n);
+		floor += use_once_floor(n, pc__ra_default_max(c));
+	}
+	return free_pages < floor;
+}
+
+/*
  * Drop a consumed use-once page now?  When memory is tight - in all (as
  * pc__memory_tight says) or on @p's node, where the stream's next pages
  * come from (with numa.node_reclaim a node fills up and reclaims while
  * the others are still free) - or always with cache.stickiness=always.
  */
-static bool drop_now(struct pc_cache *c, struct pc_page *p)
+static bool drop_now(struct pc_file *f, struct pc_page *p)
 {
+	struct pc_cache *c = f->cache;
 	struct pc_node *n = page_node(c, p);
 
-	return c->cfg.stickiness == 2 || node_free(n) < n->nr_frames / 8 ||
+	return c->cfg.stickiness == 2 ||
+	       node_free(n) < use_once_floor(n, f->ra.max) ||
 	       pc__memory_tight(c);
 }
 
@@ -370,7 +404,7 @@ static void use_once(struct pc_file *f, struct pc_page *p, unsigned how)
 	if (!(how & PC_READ_CONSUMED))
 		return;
 	others = other_streams(f, index, &behind);
-	if (behind != UINT64_MAX && (!drop_now(c, p) || room_to_keep(c, p))) {
+	if (behind != UINT64_MAX && (!drop_now(f, p) || room_to_keep(c, p))) {
 		/* Another stream will read it: leave it to the last one. */
 		if (!page_test(p, PG_referenced))
 			page_set(p, PG_referenced);
@@ -383,7 +417,7 @@ static void use_once(struct pc_file *f, struct pc_page *p, unsigned how)
 	}
 	if (!page_test_clear(p, PG_dropbehind))
 		return;		/* another reader consumed it */
-	if (!others && !drop_now(c, p)) {
+	if (!others && !drop_now(f, p)) {
 		/* Room to spare: an ordinary page read once. */
 		pc__mark_accessed(c, p);
 		return;
@@ -405,7 +439,7 @@ static void noreuse_read(struct pc_file *f, struct pc_page *p, unsigned how)
 		return;
 	if (page_test(p, PG_dropbehind))
 		page_clear(p, PG_dropbehind);
-	if (drop_now(f->cache, p))
+	if (drop_now(f, p))
 		drop_later(f, p);
 }
 

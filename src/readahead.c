@@ -122,15 +122,20 @@ static unsigned default_ra_max(struct pc_cache *c)
 	return max;
 }
 
+unsigned pc__ra_default_max(struct pc_cache *c)
+{
+	uint64_t max = c->cfg.ra_max_pages;
+
+	return max == PC_RA_MAX_AUTO ? default_ra_max(c) : (unsigned)max;
+}
+
 void pc__ra_init(struct pc_file *f)
 {
-	uint64_t max = f->cache->cfg.ra_max_pages;
-
 	f->ra.start = 0;
 	f->ra.size = 0;
 	f->ra.async_size = 0;
 	f->ra.prev_index = UINT64_MAX;
-	f->ra.max = max == PC_RA_MAX_AUTO ? default_ra_max(f->cache) : (unsigned)max;
+	f->ra.max = pc__ra_default_max(f->cache);
 }
 
 static unsigned roundup_pow2(unsigned x)

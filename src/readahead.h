@@ -9,6 +9,8 @@
 
 /* readahead.c */
 void pc__ra_init(struct pc_file *f);
+/* The largest window of a file with no advice: readahead.max, or auto's. */
+unsigned pc__ra_default_max(struct pc_cache *c);
 /* Read @nr pages from @index into the cache, not waiting (window I/O). */
 unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
 			      unsigned lookahead);
@@ -48,5 +50,12 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 bool pc__stream_use_once(struct pc_mapping *m, bool read);
 /* Does cache.stickiness drop use-once stream pages on @m's device now? */
 bool pc__stream_dropbehind(struct pc_mapping *m);
+/*
+ * Memory is tight: free frames near the nodes' low marks (dropbehind.c's
+ * use_once_floor), so new pages would soon come from reclaim.  Use-once
+ * stream pages are dropped behind the stream only then; with memory to
+ * spare they stay cached.
+ */
+bool pc__memory_tight(struct pc_cache *c);
 
 #endif /* PC_READAHEAD_H */

@@ -130,16 +130,6 @@ uint64_t pc__vmstat_sum(struct pc_cache *c, enum pc_vmstat_item i)
 	return sum;
 }
 
-bool pc__memory_tight(struct pc_cache *c)
-{
-	uint64_t free_pages = 0;
-
-	for (int n = 0; n < c->nr_nodes; n++)
-		free_pages += atomic_load_explicit(&c->nodes[n].nr_free,
-						   memory_order_relaxed);
-	return free_pages < c->nr_frames / 8;
-}
-
 PC_EXPORT const char *pc_vmstat_name(unsigned i)
 {
 	return i < PC_NR_VMSTAT ? names[i] : NULL;

@@ -69,12 +69,6 @@ void pc__count_ctx(struct pc_cache *c, struct pc_tctx *t, int node,
 		   enum pc_vmstat_item i, int64_t d);
 uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i);
 uint64_t pc__vmstat_sum(struct pc_cache *c, enum pc_vmstat_item i);
-/*
- * Memory is tight: free frames are under an eighth of the budget, so new
- * pages will soon come from reclaim.  Use-once stream pages are dropped
- * behind the stream only then; with memory to spare they stay cached.
- */
-bool pc__memory_tight(struct pc_cache *c);
 #define pc__inc(c, node, item) pc__count((c), (node), PC_VM_##item, 1)
 #define pc__add(c, node, item, d) pc__count((c), (node), PC_VM_##item, (d))
 
