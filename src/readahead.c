@@ -24,7 +24,9 @@
  *   a miss after cached history (page_cache_prev_miss: the pages just
  *   before it are cached, more of them than the request):
  *       context readahead: a stream we lost track of, e.g. the second of
- *       two interleaved streams through one handle.
+ *       two interleaved streams through one handle; its window no larger
+ *       than an initial one (a random reader next to a cached run is no
+ *       stream), its last page marked, so a real stream ramps up again.
  *   anything else:
  *       random: read what was asked for, no more (ra_miss_random).
  *
@@ -470,13 +472,20 @@ static void ondemand(struct pc_file *f, uint64_t index, unsigned req,
 	/* Oversized read, or a sequential miss (same or next page). */
 	if (req > max || index - prev <= 1)
 		goto initial;
-	/* The traces a stream leaves behind: context readahead. */
+	/*
+	 * The traces a stream leaves behind: context readahead - but no more
+	 * than a new stream's first window.  Cached runs are also what an
+	 * earlier pass leaves for a random reader to miss next to (tiobench's
+	 * random reads after a sequential pass), and a window the size of
+	 * the run read megabytes for one page.  A stream it was gets its
+	 * windows back in a few markers (async_size 1: the window's last).
+	 */
 	history = count_history(f->mapping, index, max, &from_start);
 	if (history > req) {
 		if (from_start)		/* cached from the start: a long run */
 			history *= 2;
 		ra->start = index;
-		ra->size = pc_min(history + req, max);
+		ra->size = pc_min(history + req, init_ra_size(req, max));
 		ra->async_size = 1;
 		goto readit;
 	}

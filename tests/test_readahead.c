@@ -441,6 +441,41 @@ static void test_random_reader(void **state)
 	free(seen);
 }
 
+/*
+ * A random read just past a run cached by an earlier pass (tiobench's
+ * random phase after its sequential one) reads a new stream's first
+ * window at most (4 pages for one), not the length of the run.
+ */
+static void test_context_after_cached_run(void **state)
+{
+	const char *path = tu_path("context");
+	unsigned char buf[PG];
+	uint64_t first_missing = 1024, pages0;
+	pc_cache *c;
+	pc_file *a, *b;
+
+	(void)state;
+	make_file(path, 4096, 7);
+	c = cache("memory=64M readahead.max=2M");
+	a = open_ro(c, path);
+	for (uint64_t i = 0; i < 1024; i++)
+		rd(a, buf, PG, i * PG, 7);
+	assert_int_equal(pc_close(a), 0);
+	b = open_ro(c, path);
+	rd(b, buf, PG, 3000 * PG, 7);		/* b's last read: far away */
+	while (resident(b, first_missing))	/* a's readahead went on */
+		first_missing++;
+	pages0 = vm(c, "ra_pages");
+	rd(b, buf, PG, first_missing * PG, 7);
+	printf("  a miss after %llu cached pages read %llu\n",
+	       (unsigned long long)first_missing,
+	       (unsigned long long)(vm(c, "ra_pages") - pages0));
+	assert_true(vm(c, "ra_pages") - pages0 <= 4);
+	assert_true(vm(c, "ra_pages") - pages0 >= 2);	/* context, not random */
+	assert_int_equal(pc_close(b), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 /* Two streams through one handle, 4 KiB reads taking turns. */
 static void test_interleaved_streams(void **state)
 {
@@ -1184,6 +1219,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_single_marker),
 		cmocka_unit_test(test_random_reader),
 		cmocka_unit_test(test_interleaved_streams),
+		cmocka_unit_test(test_context_after_cached_run),
 		cmocka_unit_test(test_two_readers_one_file),
 		cmocka_unit_test(test_two_reader_threads),
 		cmocka_unit_test(test_sparse_no_device_reads),
