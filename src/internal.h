@@ -102,6 +102,7 @@ struct pc_node {
 	pthread_cond_t kswapd_cond;	/* kswapd sleeps here */
 	pthread_cond_t alloc_cond;	/* allocators wait for progress */
 	bool kswapd_wake;
+	uint64_t wake_free;		/* nr_free when that wake was sent */
 	_Atomic bool stop;
 	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
 	_Atomic int kswapd_active;
@@ -358,6 +359,17 @@ unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n);
  */
 unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy);
+/*
+ * kswapd of @n starts, woken when @n had @woken_at free frames: raise the
+ * boost so that low is twice what was taken meanwhile above min.
+ */
+void pc__boost_for_latency(struct pc_cache *c, struct pc_node *n,
+			   uint64_t woken_at);
+/*
+ * @n is at min and its kswapd was woken or is running: wait (at most 1 ms)
+ * for it to free pages before reclaiming directly; true if it did.
+ */
+bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n);
 /* Remove a clean, locked page from its mapping, leaving a shadow. */
 bool pc__remove_mapping(struct pc_cache *c, struct pc_page *p, bool shadow);
 

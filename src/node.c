@@ -55,6 +55,9 @@
  *
  *   pc__alloc_page:  pass 1  every node allowed, above low   (fast path)
  *                    pass 2  the same, above min
+ *                    once: a woken or running kswapd of the start node
+ *                    is given way until it frees pages (1 ms at most),
+ *                    then pass 2 again
  *                    direct reclaim of the start node, then any node
  *                    above min, then direct reclaim of each other node,
  *                    then the reserve below min when nothing was freed
@@ -561,7 +564,7 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 	int want = policy_node(c, m, t);
 	int nid = want;
 	bool local_only = c->cfg.node_reclaim;
-	bool can_reclaim = t && !t->in_reclaim;
+	bool can_reclaim = t && !t->in_reclaim, gave_way = false;
 	uint64_t start = 0, last_progress = 0, last_frees = 0;
 	struct pc_page *p;
 	int got = nid;
@@ -586,6 +589,12 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 		p = zonelist_pass(c, nid, false, local_only, &got);
 		if (p)
 			goto out;
+		/* A kswapd woken, not yet run: give way once (vmscan.c). */
+		if (can_reclaim && !gave_way) {
+			gave_way = true;
+			if (pc__kswapd_give_way(c, &c->nodes[nid]))
+				continue;
+		}
 		/* Direct reclaim: the local node, then (spilling) the others. */
 		if (can_reclaim) {
 			freed = pc__direct_reclaim(c, &c->nodes[nid], &busy);

@@ -10,7 +10,9 @@
  *               slowed so reclaim keeps meeting pages under writeback;
  *   kswapd      a node taken below low wakes its kswapd, which balances
  *               it above high by itself (counters, and a wait for kswapd
- *               to be done rather than a time limit);
+ *               to be done rather than a time limit); a late kswapd raises
+ *               the boost by what was taken while it waited; an
+ *               allocation at min gives way to a woken kswapd, counted;
  *   balance     the active list is aged when it outgrows the inactive one;
  *   policies    reclaim.batch_remove and reclaim.contention_backoff move
  *               the counters they must.
@@ -322,6 +324,72 @@ static void test_kswapd_balances(void **state)
 }
 
 /*
+ * kswapd woken late: what allocations took between the wake and kswapd's
+ * start raises the boost until low is twice that above min (capped at a
+ * sixteenth of the node), never lowers it.  Called as kswapd calls it,
+ * with the node's kswapd asleep, so the figures are exact.
+ */
+static void test_boost_for_latency(void **state)
+{
+	struct pc_node *n;
+	uint64_t gap, now;
+	pc_cache *c;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=16M nodes=1"), 0);
+	n = &c->nodes[0];
+	gap = n->wmark_low - n->wmark_min;
+	now = atomic_load(&n->nr_free);
+	pc__boost_for_latency(c, n, now);		/* nothing taken */
+	assert_int_equal(atomic_load(&n->wmark_boost), 0);
+	pc__boost_for_latency(c, n, now + gap / 2);	/* fits twice */
+	assert_int_equal(atomic_load(&n->wmark_boost), 0);
+	pc__boost_for_latency(c, n, now + 50);
+	assert_int_equal(atomic_load(&n->wmark_boost), 2 * 50 - gap);
+	pc__boost_for_latency(c, n, now + 30);		/* raise only */
+	assert_int_equal(atomic_load(&n->wmark_boost), 2 * 50 - gap);
+	pc__boost_for_latency(c, n, now + 3000);	/* capped */
+	assert_int_equal(atomic_load(&n->wmark_boost), n->nr_frames / 16);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * An allocation at min gives way to a kswapd that was woken: it waits (a
+ * bounded time) only while kswapd is woken or running, and counts the
+ * wait in pgscan_direct_throttle.  The wake here is the flag alone, not
+ * sent: kswapd sleeps on, frees nothing, and the wait ends at its bound.
+ */
+static void test_give_way(void **state)
+{
+	struct pc_node *n;
+	pc_cache *c;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=16M nodes=1 reclaim.kswapd=off"), 0);
+	n = &c->nodes[0];
+	assert_false(pc__kswapd_give_way(c, n));	/* no kswapd at all */
+	assert_int_equal(tu_vm(c, "pgscan_direct_throttle"), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+
+	assert_int_equal(pc_cache_create(&c, "memory=16M nodes=1"), 0);
+	n = &c->nodes[0];
+	while (!kswapd_idle(n))
+		tu_sleep_us(1000);
+	assert_false(pc__kswapd_give_way(c, n));	/* asleep, not woken */
+	assert_int_equal(tu_vm(c, "pgscan_direct_throttle"), 0);
+	pthread_mutex_lock(&n->kswapd_mtx);
+	n->kswapd_wake = true;				/* woken, not yet run */
+	pthread_mutex_unlock(&n->kswapd_mtx);
+	assert_false(pc__kswapd_give_way(c, n));	/* it freed nothing */
+	assert_int_equal(tu_vm(c, "pgscan_direct_throttle"), 1);
+	pthread_mutex_lock(&n->kswapd_mtx);
+	n->kswapd_wake = false;
+	pthread_mutex_unlock(&n->kswapd_mtx);
+	assert_int_equal(tu_vm(c, "allocstall"), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
  * The active list is aged when it outgrows the inactive one: a hot set of
  * 3/4 of the budget, then a stream.  Unreferenced active pages move to
  * the inactive list (pgrefill, pgdeactivate), until inactive is not low.
@@ -523,6 +591,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_policy_batch_remove),
 		cmocka_unit_test(test_policy_contention_backoff),
 		cmocka_unit_test(test_kswapd_balances),
+		cmocka_unit_test(test_boost_for_latency),
+		cmocka_unit_test(test_give_way),
 		cmocka_unit_test(test_safety_under_reclaim),
 	};
 
