@@ -44,8 +44,10 @@ static void usage(FILE *f, bool suite)
 "\n"
 "Runs the default suite (seq-write, readtwice, aim7 disk_wrt and disk_rr,\n"
 "fsmark, tiobench at T=2, hotcold, cached-read) on every engine at a budget\n"
-"of 256M, 3 repetitions, timed workloads %.0f s each, then compares the\n"
-"engines (`pagecache compare`, the kernel's page cache as the base).\n"
+"of 256M, 3 repetitions, timed workloads %.0f s each, perf profiles on,\n"
+"then prints the verdict (pagecache against the kernel's page cache, one\n"
+"row per workload) and writes compare.txt (the full LKP and mmtests\n"
+"tables) and report.html (with charts) into the result folder.\n"
 "Takes the options of `pagecache bench`.\n", SUITE_DURATION);
 	else
 		fprintf(f,

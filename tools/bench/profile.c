@@ -26,6 +26,8 @@
  * /proc/kallsyms: the kernel engine's profile is mostly kernel functions,
  * pagecache's mostly its own.
  *
+ * perf is PC_PERF when set, else perf on PATH; it runs without a shell.
+ *
  * Nothing here is fatal: a perf that is missing or refuses (perf_event_
  * paranoid, no permission) is found by pcb_profile_probe before the run,
  * said once, and the run goes on without profiles; a repetition whose
@@ -56,7 +58,7 @@ static const char *perf_bin(void)
 	return p && *p ? p : "perf";
 }
 
-/* Run argv with stdout and stderr to @log (or /dev/null); exit status. */
+/* Start argv with stdout and stderr to @log (or /dev/null); its pid. */
 static pid_t spawn(char *const argv[], const char *log)
 {
 	pid_t pid;
@@ -198,24 +200,25 @@ static bool parse_line(const char *line, double *pct, long *n, bool *kernel,
 	return sym[0] != 0;
 }
 
-/* perf report's table of one data file: {"samples", "top": [...]}. */
+/* perf report's table of one data file: {"samples", "top": [...]}.  Its
+ * text goes to the log file (perf record is done with it). */
 static json_t *report(const struct pcb_profile *p, char *why, size_t len)
 {
-	char cmd[2600], line[1024], sym[512];
-	json_t *top = json_array();
+	char line[1024], sym[512];
+	char *argv[] = { (char *)perf_bin(), "report", "-i", (char *)p->data,
+			 "--stdio", "--no-children", "--sort", "sym", "-n",
+			 "--percent-limit", "0", "-f", NULL };
+	json_t *top;
 	long total = 0;
-	int status;
-	FILE *f;
+	pid_t pid = spawn(argv, p->log);
+	int status = pid < 0 ? -1 : wait_exit(pid, EXIT_TIMEOUT_MS);
+	FILE *f = status == 0 ? fopen(p->log, "re") : NULL;
 
-	pcb_fmt(cmd, sizeof(cmd), "'%s' report -i '%s' --stdio --no-children "
-		"--sort sym -n --percent-limit 0 -f 2>/dev/null", perf_bin(),
-		p->data);
-	f = popen(cmd, "re");
 	if (!f) {
-		pcb_fmt(why, len, "cannot run perf report: %s", strerror(errno));
-		json_decref(top);
+		pcb_fmt(why, len, "perf report failed (status %d)", status);
 		return NULL;
 	}
+	top = json_array();
 	while (fgets(line, sizeof(line), f)) {
 		double pct;
 		long n;
@@ -231,10 +234,9 @@ static json_t *report(const struct pcb_profile *p, char *why, size_t len)
 		json_array_append_new(top, json_pack("{s:s, s:f, s:b}",
 			"symbol", sym, "pct", pct, "kernel", kernel));
 	}
-	status = pclose(f);
-	if (status != 0 || !total) {
-		pcb_fmt(why, len, "perf report found no samples (status %d)",
-			status);
+	fclose(f);
+	if (!total) {
+		pcb_fmt(why, len, "perf report found no samples");
 		json_decref(top);
 		return NULL;
 	}
