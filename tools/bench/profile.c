@@ -5,9 +5,10 @@
  *   parent                               child (the repetition)
  *   ------                               ----------------------
  *   mkfifo N.perf-ctl, N.perf-ack
- *   fork ─────────────────────────────>  pcb_profile_ctl("disable"): waits
- *   perf record -e cpu-clock -p CHILD        for perf's ack = attached
- *        -D -1 (events off)                prepare, start the engine
+ *   fork ─────────────────────────────>  prepare the files
+ *   perf record -e cpu-clock -p CHILD    pcb_profile_ctl("disable"): waits
+ *        -D -1 (events off)                for perf's ack = attached
+ *                                          start the engine
  *        --control fifo:ctl,ack            "enable"  ─┐ ack
  *                                          measured part
  *                                          "disable" ─┘ ack
@@ -20,7 +21,9 @@
  * perf runs as the parent's child, so it is outside the memory cgroup the
  * kernel engines run in (its buffers are not charged to their budget), and
  * it follows every thread of the repetition: those alive at attach, which
- * happens before the engine starts, and all they create.  This VM has no
+ * happens before the engine starts, and all they create.  Its start-up
+ * (half a second on a busy machine) overlaps the making of the files; its
+ * report costs a few tenths of a second per repetition after it.  This VM has no
  * hardware counters; cpu-clock is a timer, so the "cycles" of the names
  * are samples of CPU time.  Kernel symbols are resolved through
  * /proc/kallsyms: the kernel engine's profile is mostly kernel functions,
@@ -119,7 +122,8 @@ int pcb_profile_probe(const char *dir, char *why, size_t len)
 {
 	char data[1100], log[1100];
 	char *argv[] = { (char *)perf_bin(), "record", "-e", "cpu-clock", "-q",
-			 "-o", data, "--", "true", NULL };
+			 "-B", "-N", "--no-bpf-event", "-o", data, "--", "true",
+			 NULL };
 	pid_t pid;
 	int status;
 
@@ -168,9 +172,12 @@ int pcb_profile_prepare(struct pcb_profile *p)
 void pcb_profile_attach(struct pcb_profile *p, pid_t target)
 {
 	char pid[32], control[2300];
+	/* no build-ids, no ~/.debug cache, no BPF side band: a second less
+	 * per repetition on a busy machine; the report is made here, at once */
 	char *argv[] = { (char *)perf_bin(), "record", "-e", "cpu-clock",
 			 "-F", PERF_FREQ, "-p", pid, "-o", p->data, "-D", "-1",
-			 "--control", control, "-q", NULL };
+			 "--control", control, "-q", "-B", "-N",
+			 "--no-bpf-event", NULL };
 
 	pcb_fmt(pid, sizeof(pid), "%d", (int)target);
 	pcb_fmt(control, sizeof(control), "fifo:%s,%s", p->ctl, p->ack);

@@ -356,9 +356,11 @@ json_t *pcb_rep_run(struct pcb_run *r)
 
 	r->metrics = json_object();
 	r->directions = json_object();
-	pcb_profile_ctl(r, "disable");	/* perf is attached: events still off */
 	if (r->wl->prepare)
 		err = r->wl->prepare(r);
+	/* perf attached (it started while the files were made), events still
+	 * off: the engine's threads are born under it */
+	pcb_profile_ctl(r, "disable");
 	if (!err) {
 		pcb_drop_cache(r->dir);
 		err = r->ops->start(r);

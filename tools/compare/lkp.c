@@ -1,6 +1,7 @@
 /*
  * lkp.c - the LKP table: one column per set, the base first, one line per
- * case and metric, GEO-MEAN lines at the end.
+ * case and metric (its own figures, then its perf profile, then its
+ * counters), GEO-MEAN lines at the end.
  *
  *           kernel                   pagecache      <- set names
  *   ---------------- ---------------------------
@@ -318,10 +319,14 @@ size_t pcc_print_lkp(const struct pcc_db *db, bool all, bool counters,
 	for (size_t k = 0; k < db->ncase; k++) {
 		const struct pcc_case *c = &db->kase[k];
 
-		for (size_t i = 0; i < c->nmetric; i++) {
-			const struct pcc_metric *m = &c->metric[i];
+		/* the workload's own figures, its profile, then its counters */
+		for (size_t i = 0; i < 3 * c->nmetric; i++) {
+			const struct pcc_metric *m = &c->metric[i % c->nmetric];
+			int kind = m->vmstat ? 2 : m->profile ? 1 : 0;
 			char *label;
 
+			if (kind != (int)(i / c->nmetric))
+				continue;
 			lines++;
 			if (m->vmstat && !all && !counters) {
 				hidden++;
