@@ -400,7 +400,7 @@ static bool overview_chart(const struct pcc_db *db, const struct pcc_verdict *v,
 		"set xlabel 'ratio of the means (log scale); whiskers: the "
 		"extreme runs'\n"
 		"set arrow 1 from 1, graph 0 to 1, graph 1 nohead lw 1.5 "
-		"lc rgb '#333333' front\n", lo / 1.3, hi * 1.3, n - 1);
+		"lc rgb '#333333' front\n", lo / 1.8, hi * 1.5, n - 1);
 	fputs("plot $overview using 3:1:(($3<1)?$3:1):(($3<1)?1:$3):($1-0.32):"
 	      "($1+0.32):6:ytic(2) with boxxyerror lc rgb variable, \\\n"
 	      "     '' using 3:1:4:5 with xerrorbars lc rgb '#222222' pt 7 "
