@@ -91,6 +91,9 @@ struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 			p = NULL;
 			break;
 		}
+		/* The data's first line, fetched while the descriptor is:
+		 * two misses in parallel, not one after the other. */
+		__builtin_prefetch(pfn_data(m->cache, page_pfn(m->cache, p)));
 		if (!page_get_unless_zero(p))
 			continue;
 		/* Still this page, still in its slot: one line re-read. */

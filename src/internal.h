@@ -284,6 +284,11 @@ static inline struct pc_page *pfn_page(struct pc_cache *c, uint32_t pfn)
 {
 	return &c->pages[pfn];
 }
+/* A frame's data, found from its number alone (without its descriptor). */
+static inline void *pfn_data(struct pc_cache *c, uint32_t pfn)
+{
+	return c->data + ((size_t)pfn << PC_PAGE_SHIFT);
+}
 static inline void *page_data(struct pc_cache *c, const struct pc_page *p)
 {
 	(void)c;
