@@ -180,7 +180,7 @@ bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
 /*
  * Drop @nr clean pages of @m, each locked by the caller, who also holds one
  * reference besides the mapping's: one tree-lock hold for all, one
- * lru-lock hold per node run.  A page someone else holds, or that was
+ * lru-lock and one free-lock hold per node run.  A page someone else holds, or that was
  * dirtied, stays.  Every page is unlocked and the caller's reference
  * consumed.  Returns how many were dropped.
  */
@@ -188,6 +188,7 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 			       struct pc_page **pages, unsigned nr)
 {
 	bool gone[PC_MAX_IO_PAGES];
+	struct pc_page *freed[PC_MAX_IO_PAGES];
 	struct pc_node *locked = NULL;
 	unsigned dropped = 0, total = 0;
 
@@ -241,11 +242,11 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 		}
 		locked = n;
 		dropped++;
-		total++;
-		pc__free_page(c, pages[i]);	/* count frozen at 0 */
+		freed[total++] = pages[i];	/* count frozen at 0 */
 	}
 	if (dropped)
 		pc__add(c, locked->id, dropbehind, dropped);
+	pc__free_pages(c, freed, total);	/* one free-lock hold a node */
 	return total;
 }
 

@@ -333,6 +333,8 @@ struct pc_arena *pc__node_arena(struct pc_cache *c);
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			       unsigned gfp);
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
+/* The same for @nr frames: one free-lock hold per run of one node. */
+void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr);
 /* A frame of node @nid only if it stays above its low mark; never reclaims. */
 struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 /* Drop a reference; the last one frees the frame (off the LRU first). */

@@ -374,18 +374,19 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 	return p;
 }
 
-void pc__free_page(struct pc_cache *c, struct pc_page *p)
+/* @p (count 0, off the LRU, clean) back to @n's free list or retired. */
+static void free_one_locked(struct pc_cache *c, struct pc_node *n,
+			    struct pc_page *p)
 {
-	struct pc_node *n = page_node(c, p);
 	uint32_t pfn = page_pfn(c, p);
 
+	PC_ASSERT_HELD(&n->free_lock);
 	PC_ASSERT(page_count(p) == 0);
 	PC_ASSERT(!page_test(p, PG_lru) && !page_test(p, PG_locked));
 	/* Nothing dirty or in flight is ever freed: written data would be lost. */
 	PC_ASSERT(!page_test(p, PG_dirty) && !page_test(p, PG_writeback));
 	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	pc__lock(&n->free_lock);
 	if (pfn - n->first_pfn >= atomic_load(&n->nr_frames)) {
 		/* Above the node's share: a shrink is vacating it (resize.c). */
 		atomic_store_explicit(&p->refcount, PC_REF_RETIRED,
@@ -397,8 +398,31 @@ void pc__free_page(struct pc_cache *c, struct pc_page *p)
 		atomic_store_explicit(&n->nr_free, atomic_load(&n->nr_free) + 1,
 				      memory_order_relaxed);
 	}
+}
+
+void pc__free_page(struct pc_cache *c, struct pc_page *p)
+{
+	struct pc_node *n = page_node(c, p);
+
+	pc__lock(&n->free_lock);
+	free_one_locked(c, n, p);
 	pc__unlock(&n->free_lock);
 	pc__inc(c, n->id, pgfree);
+}
+
+void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr)
+{
+	for (unsigned i = 0; i < nr;) {
+		struct pc_node *n = page_node(c, pages[i]);
+		unsigned j = i;
+
+		pc__lock(&n->free_lock);
+		for (; j < nr && page_node(c, pages[j]) == n; j++)
+			free_one_locked(c, n, pages[j]);
+		pc__unlock(&n->free_lock);
+		pc__add(c, n->id, pgfree, j - i);
+		i = j;
+	}
 }
 
 void pc__put_page(struct pc_cache *c, struct pc_page *p)

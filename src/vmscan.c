@@ -55,7 +55,8 @@
  *      (=sorted: the batch is sorted by mapping first; =on: runs of
  *      consecutive pages only, seed 000's "bourney") and removes each group
  *      under one tree-lock hold; off: one hold per page (vanilla);
- *   4. put back what was kept (one lru_lock hold), free what was removed.
+ *   4. put back what was kept (one lru_lock hold), free what was removed
+ *      (one free_lock hold).
  * A page is removed only if its count can be frozen at exactly 2 (the
  * mapping's reference and ours) while it is locked, clean and not under
  * writeback: a pinned, locked, dirty or writeback page is never freed.  A
@@ -408,19 +409,18 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 		clean[nclean++] = p;
 	}
 	if (nclean) {
-		unsigned done = remove_batch(c, clean, nclean, removed, sc);
+		unsigned done = remove_batch(c, clean, nclean, removed, sc), nf = 0;
 
 		for (unsigned i = 0; i < nclean; i++) {
 			struct pc_page *p = clean[i];
 
 			pc__unlock_page(&c->wait, p);
-			if (removed[i]) {
-				/* Count frozen at 0 by the removal: free it. */
-				pc__free_page(c, p);
-			} else {
+			if (removed[i])	/* count frozen at 0 by the removal */
+				clean[nf++] = p;
+			else
 				keep[nkeep++] = p;
-			}
 		}
+		pc__free_pages(c, clean, nf);	/* one free-lock hold */
 		freed += done;
 	}
 	putback(c, n, keep, nkeep);
