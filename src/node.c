@@ -3,7 +3,8 @@
  *
  * Memory at scale (DESIGN.md): the cache costs what it caches.  At create
  * the largest budget the cache may ever have (memory.max, default the
- * machine's memory or memory= if larger) is reserved as address space -
+ * machine's memory or memory= if larger; only memory= where strict
+ * overcommit refuses that much address space) is reserved as address space -
  * the frames' data in c->data, their descriptors in c->pages, both
  * MAP_NORESERVE and MADV_HUGEPAGE (data on MAP_HUGETLB pages when the
  * machine has enough hugetlbfs pages free for the budget) - and nothing
@@ -143,6 +144,27 @@ static void *reserve(size_t len, void **map, size_t *map_len)
 	return (void *)a;
 }
 
+/* Reserve the data and the descriptors of @span frames a node. */
+static int reserve_spans(struct pc_cache *c, uint64_t span)
+{
+	c->frames_per_node = (uint32_t)span;
+	c->span_frames = span * (uint64_t)c->nr_nodes;
+	c->data = reserve(c->span_frames << PC_PAGE_SHIFT, &c->data_map,
+			  &c->data_map_len);
+	c->pages = reserve(c->span_frames * sizeof(struct pc_page),
+			   &c->pages_map, &c->pages_map_len);
+	if (c->data && c->pages)
+		return 0;
+	if (c->data)
+		munmap(c->data_map, c->data_map_len);
+	if (c->pages)
+		munmap(c->pages_map, c->pages_map_len);
+	c->data = NULL;
+	c->pages = NULL;
+	c->data_map = c->pages_map = NULL;
+	return -ENOMEM;
+}
+
 /* Free hugetlbfs pages of the default size, in bytes (0: none). */
 static uint64_t hugetlb_free_bytes(void)
 {
@@ -222,18 +244,18 @@ int pc__nodes_init(struct pc_cache *c)
 		span = (UINT32_MAX - 1) / (uint64_t)nodes / PC_FRAME_STEP * PC_FRAME_STEP;
 	}
 	c->nr_nodes = nodes;
-	c->frames_per_node = (uint32_t)span;
-	c->span_frames = span * (uint64_t)nodes;
 	atomic_store(&c->nr_frames, per * (uint64_t)nodes);
 	c->nodes = calloc((size_t)nodes, sizeof(*c->nodes));
 	if (!c->nodes)
 		return -ENOMEM;
-	c->data = reserve(c->span_frames << PC_PAGE_SHIFT, &c->data_map,
-			  &c->data_map_len);
-	c->pages = reserve(c->span_frames * sizeof(struct pc_page),
-			   &c->pages_map, &c->pages_map_len);
-	if (!c->data || !c->pages)
-		return -ENOMEM;
+	if (reserve_spans(c, span) < 0) {
+		/* Strict overcommit counts address space as memory: without
+		 * memory.max, room to grow is given up before the budget. */
+		if (c->cfg.memory_max ||
+		    reserve_spans(c, (per + PC_FRAME_STEP - 1) / PC_FRAME_STEP *
+				     PC_FRAME_STEP) < 0)
+			return -ENOMEM;
+	}
 	/* Huge pages: a random 4 KiB hit costs a TLB miss less. */
 	madvise(c->data, c->span_frames << PC_PAGE_SHIFT, MADV_HUGEPAGE);
 	madvise(c->pages, c->span_frames * sizeof(struct pc_page), MADV_HUGEPAGE);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -198,6 +199,47 @@ static void test_rss_follows_cached(void **state)
 		    vm(c, "nr_file_pages") + PC_FRAME_STEP);
 	pc_close(f);
 	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/* The process's address space in use, bytes (VmSize). */
+static uint64_t vm_size(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * Where address space is scarce (strict overcommit counts it as memory;
+ * here an RLIMIT_AS a little above what the process has), create still
+ * works: without memory.max it gives up the room to grow, not the budget;
+ * with a memory.max it cannot reserve, it says so.
+ */
+static void test_create_without_room_to_grow(void **state)
+{
+	struct rlimit old, tight;
+	pc_cache *c;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+	tight = old;
+	tight.rlim_cur = vm_size() + 2048 * MIB;
+	assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+	assert_int_equal(pc_cache_create(&c, "memory=64M"), 0);
+	assert_int_equal(vm(c, "nr_budget_pages"), 64 * MIB / PC_PAGE_SIZE);
+	assert_int_equal(pc_cache_resize(c, 128 * MIB), -EINVAL);
+	assert_int_equal(pc_cache_resize(c, 32 * MIB), 0);
+	assert_int_equal(pc_cache_resize(c, 64 * MIB), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	assert_int_equal(pc_cache_create(&c, "memory=64M memory.max=64G"), -ENOMEM);
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -574,6 +616,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_touches_nothing),
 		cmocka_unit_test(test_rss_follows_cached),
+		cmocka_unit_test(test_create_without_room_to_grow),
 		cmocka_unit_test(test_resize_einval),
 		cmocka_unit_test(test_limits_follow),
 		cmocka_unit_test(test_shrink_writes_dirty),
