@@ -89,5 +89,7 @@ struct pc_io_fault {
 int pc__io_fault_add(struct pc_io *io, const struct pc_io_fault *rule);
 void pc__io_fault_clear(struct pc_io *io);
 uint64_t pc__io_fault_hits(struct pc_io *io);
+/* Requests marked now seen since the last clear; *pages (if not NULL) theirs. */
+uint64_t pc__io_fault_now(struct pc_io *io, uint64_t *pages);
 
 #endif /* PC_IO_H */

@@ -16,7 +16,9 @@
  * [off_lo, off_hi) (off_hi 0: no upper bound), and its count is not used
  * up (-1: forever; decremented when applied; inert at 0).
  * pc__io_fault_hits counts the requests a rule applied to since the last
- * pc__io_fault_clear, which also removes every rule.
+ * pc__io_fault_clear, which also removes every rule; pc__io_fault_now the
+ * requests marked now (the submitter's own, pc_io_req.now) and their
+ * pages, whatever the rules.
  *
  * Locking: f->lock guards the rules and the hit count; it is held only to
  * pick a rule, never across the delay, the transfer or end_io, so a
@@ -37,6 +39,7 @@ struct pc_io_faulty {
 	struct pc_io_fault *rules;	/* lock; [nr_rules], in match order */
 	unsigned nr_rules, cap_rules;	/* lock */
 	uint64_t hits;			/* lock */
+	uint64_t now_reqs, now_pages;	/* lock: requests marked now */
 };
 
 static struct pc_io_faulty *to_faulty(struct pc_io *io)
@@ -98,6 +101,10 @@ static bool fault_pick(struct pc_io_faulty *f, const struct pc_io_req *req,
 	bool hit = false;
 
 	pthread_mutex_lock(&f->lock);
+	if (req->now) {
+		f->now_reqs++;
+		f->now_pages += (len + 4095) / 4096;
+	}
 	for (unsigned i = 0; i < f->nr_rules; i++) {
 		struct pc_io_fault *r = &f->rules[i];
 
@@ -182,7 +189,25 @@ void pc__io_fault_clear(struct pc_io *io)
 	pthread_mutex_lock(&f->lock);
 	f->nr_rules = 0;
 	f->hits = 0;
+	f->now_reqs = f->now_pages = 0;
 	pthread_mutex_unlock(&f->lock);
+}
+
+uint64_t pc__io_fault_now(struct pc_io *io, uint64_t *pages)
+{
+	struct pc_io_faulty *f = to_faulty(io);
+	uint64_t n;
+
+	if (pages)
+		*pages = 0;
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	n = f->now_reqs;
+	if (pages)
+		*pages = f->now_pages;
+	pthread_mutex_unlock(&f->lock);
+	return n;
 }
 
 uint64_t pc__io_fault_hits(struct pc_io *io)

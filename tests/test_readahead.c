@@ -7,7 +7,9 @@
  *               against the kernel's sizes, written out by hand, and the
  *               pages carrying PG_readahead: exactly one per window with
  *               readahead.single_marker, two without;
- *   random      a random reader reads what it asks and no more;
+ *   random      a random reader reads what it asks and no more, and a
+ *               miss is read by the reader itself (pc__io_fault_now);
+ *               a miss after a cached run reads a first window at most;
  *   streams     two interleaved streams through one handle, and two
  *               handles streaming one file (readtwice), read each page once;
  *   holes       a sparse file of 1 GiB is read without one device read
@@ -474,6 +476,43 @@ static void test_context_after_cached_run(void **state)
 	assert_true(vm(c, "ra_pages") - pages0 >= 2);	/* context, not random */
 	assert_int_equal(pc_close(b), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * The page a reader waits for is read by the reader (pc_io_req.now): a
+ * random miss is one request of its page; the first read of a stream is
+ * one request of at most 16 pages, its window's rest queued behind it; a
+ * reader that finds its pages read ahead reads nothing itself.
+ */
+static void test_reader_reads_its_page(void **state)
+{
+	const char *path = tu_path("nowread");
+	unsigned char *buf = malloc(1 << 20);
+	uint64_t pages;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	make_file(path, 4096, 9);
+	c = cache("memory=64M io=fault readahead.max=2M");
+	f = open_ro(c, path);
+	assert_int_equal(pc_fadvise(f, 0, 0, POSIX_FADV_RANDOM), 0);
+	rd(f, buf, PG, 1000 * PG, 9);
+	assert_int_equal(pc__io_fault_now(c->io, &pages), 1);
+	assert_int_equal(pages, 1);
+	assert_int_equal(pc_fadvise(f, 0, 0, POSIX_FADV_NORMAL), 0);
+	pc__io_fault_clear(c->io);
+	rd(f, buf, 1 << 20, 0, 9);		/* a window of 512 pages */
+	assert_int_equal(pc__io_fault_now(c->io, &pages), 1);
+	assert_int_equal(pages, 16);
+	assert_true(vm(c, "ra_pages") >= 256);
+	pc__io_fault_clear(c->io);
+	for (uint64_t off = 1 << 20; off < 2 << 20; off += PG)
+		rd(f, buf, PG, off, 9);		/* read ahead already */
+	assert_int_equal(pc__io_fault_now(c->io, NULL), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	free(buf);
 }
 
 /* Two streams through one handle, 4 KiB reads taking turns. */
@@ -1220,6 +1259,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_random_reader),
 		cmocka_unit_test(test_interleaved_streams),
 		cmocka_unit_test(test_context_after_cached_run),
+		cmocka_unit_test(test_reader_reads_its_page),
 		cmocka_unit_test(test_two_readers_one_file),
 		cmocka_unit_test(test_two_reader_threads),
 		cmocka_unit_test(test_sparse_no_device_reads),
