@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 
 #include "arena.h"
+#include "lock.h"
 #include "numa_topology.h"
 
 #define ARENA_ALIGN (2ull << 20)
@@ -49,7 +50,7 @@ struct pc_arena {
 	char *map;			/* read-only: what mmap returned */
 	size_t map_len;
 
-	pthread_mutex_t lock;		/* leaf */
+	struct pc_lock lock;		/* leaf */
 	size_t next;			/* lock: first byte never handed out */
 	struct free_obj *free;		/* lock */
 	uint64_t overflow;		/* lock: objects from malloc */
@@ -84,7 +85,7 @@ int pc__arena_create(struct pc_arena **out, size_t obj_size, size_t reserve,
 	madvise(a->base, a->size, MADV_HUGEPAGE);
 	if (numa_node >= 0)
 		pc__numa_bind(a->base, a->size, numa_node);
-	pthread_mutex_init(&a->lock, NULL);
+	pc__lock_init(&a->lock, NULL, PC_RANK_ARENA, -1);
 	*out = a;
 	return 0;
 }
@@ -93,7 +94,7 @@ void pc__arena_destroy(struct pc_arena *a)
 {
 	if (!a)
 		return;
-	pthread_mutex_destroy(&a->lock);
+	pc__lock_destroy(&a->lock);
 	munmap(a->map, a->map_len);
 	free(a);
 }
@@ -107,7 +108,7 @@ void *pc__arena_alloc(struct pc_arena *a)
 {
 	void *obj = NULL;
 
-	pthread_mutex_lock(&a->lock);
+	pc__lock(&a->lock);
 	if (a->free) {
 		obj = a->free;
 		a->free = a->free->next;
@@ -117,7 +118,7 @@ void *pc__arena_alloc(struct pc_arena *a)
 	} else {
 		a->overflow++;
 	}
-	pthread_mutex_unlock(&a->lock);
+	pc__unlock(&a->lock);
 	if (!obj) {
 		obj = aligned_alloc(LINE, a->obj_size);
 		if (!obj)
@@ -137,10 +138,10 @@ void pc__arena_free(struct pc_arena *a, void *obj)
 		free(obj);
 		return;
 	}
-	pthread_mutex_lock(&a->lock);
+	pc__lock(&a->lock);
 	f->next = a->free;
 	a->free = f;
-	pthread_mutex_unlock(&a->lock);
+	pc__unlock(&a->lock);
 }
 
 size_t pc__arena_used(const struct pc_arena *a)
@@ -148,9 +149,9 @@ size_t pc__arena_used(const struct pc_arena *a)
 	struct pc_arena *m = (struct pc_arena *)a;
 	size_t n;
 
-	pthread_mutex_lock(&m->lock);
+	pc__lock(&m->lock);
 	n = m->next;
-	pthread_mutex_unlock(&m->lock);
+	pc__unlock(&m->lock);
 	return n;
 }
 
@@ -159,8 +160,8 @@ uint64_t pc__arena_overflow(const struct pc_arena *a)
 	struct pc_arena *m = (struct pc_arena *)a;
 	uint64_t n;
 
-	pthread_mutex_lock(&m->lock);
+	pc__lock(&m->lock);
 	n = m->overflow;
-	pthread_mutex_unlock(&m->lock);
+	pc__unlock(&m->lock);
 	return n;
 }

@@ -168,11 +168,11 @@ static bool releasable_locked(struct pc_mapping *m, int refs)
 static void backing_release_locked(struct pc_cache *c, struct pc_mapping *m,
 				   int out[2])
 {
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	out[0] = m->fd;
 	out[1] = atomic_exchange(&m->tail_fd, -1);
 	m->fd = -1;
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 	if (m->on_closed_list)
 		c->nr_closed_fds--;
 	pc__inc(c, 0, backing_fd_release);
@@ -200,9 +200,9 @@ bool pc__backing_attach_locked(struct pc_mapping *m, int fd)
 
 	if (m->fd >= 0)
 		return false;	/* another opener attached first */
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	m->fd = fd;
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 	if (m->on_closed_list)
 		c->nr_closed_fds++;
 	return true;
@@ -220,13 +220,13 @@ static void release_after_writeback(struct pc_cache *c, struct pc_mapping *m)
 	bool ours_put = false;
 
 	pc__mapping_writeback_once(m);
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	if (releasable_locked(m, 2)) {	/* the table's and ours */
 		atomic_fetch_sub(&m->refs, 1);	/* not the last: the table's */
 		ours_put = true;
 		backing_release_locked(c, m, fds);
 	}
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	close_pair(fds);
 	if (!ours_put)
 		pc__mapping_put(m);
@@ -237,7 +237,7 @@ void pc__backing_trim(struct pc_cache *c)
 	struct pc_mapping *m, *dirty = NULL;
 	int fds[2] = { -1, -1 };
 
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	for (m = c->closed_head; m && c->nr_closed_fds > c->fd_budget;
 	     m = m->closed_next) {
 		if (m->fd < 0)
@@ -251,7 +251,7 @@ void pc__backing_trim(struct pc_cache *c)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	close_pair(fds);
 	if (dirty)
 		release_after_writeback(c, dirty);
@@ -263,7 +263,7 @@ void pc__backing_release_all(struct pc_cache *c)
 	unsigned n = 0;
 
 	pc__inc(c, 0, backing_fd_emfile);
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	dirty = malloc((c->nr_closed + 1) * sizeof(*dirty));
 	for (struct pc_mapping *m = c->closed_head; m; m = m->closed_next) {
 		int fds[2];
@@ -279,7 +279,7 @@ void pc__backing_release_all(struct pc_cache *c)
 			dirty[n++] = m;
 		}
 	}
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	for (unsigned i = 0; i < n; i++)
 		release_after_writeback(c, dirty[i]);
 	free(dirty);

@@ -158,12 +158,12 @@ static void update_bandwidth(struct pc_bdi *b)
 	uint64_t now, elapsed, written, old, bw = 0;
 	unsigned n;
 
-	if (pthread_mutex_trylock(&b->bw_lock) != 0)
+	if (!pc__trylock(&b->bw_lock))
 		return;
 	now = pc__now_ns();
 	elapsed = now - b->bw_stamp_ns;
 	if (elapsed < BW_PERIOD_NS) {
-		pthread_mutex_unlock(&b->bw_lock);
+		pc__unlock(&b->bw_lock);
 		return;
 	}
 	written = atomic_load(&b->written);
@@ -178,7 +178,7 @@ static void update_bandwidth(struct pc_bdi *b)
 	n = atomic_exchange_explicit(&b->dirtiers_cur, 0, memory_order_relaxed);
 	atomic_store_explicit(&b->dirtiers, pc_max(n, 1u), memory_order_relaxed);
 	atomic_fetch_add_explicit(&b->period, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&b->bw_lock);
+	pc__unlock(&b->bw_lock);
 	if (bw && c->cfg.dirty_time_ms)
 		pc__update_dirty_limits(c);
 }
@@ -196,7 +196,7 @@ static void throttle_init(struct pc_bdi *b)
 {
 	pthread_condattr_t a;
 
-	pthread_mutex_init(&b->throttle_mtx, NULL);
+	pc__lock_init(&b->throttle_mtx, NULL, PC_RANK_THROTTLE, -1);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 	pthread_cond_init(&b->throttle_cond, &a);
@@ -206,7 +206,7 @@ static void throttle_init(struct pc_bdi *b)
 static void throttle_fini(struct pc_bdi *b)
 {
 	pthread_cond_destroy(&b->throttle_cond);
-	pthread_mutex_destroy(&b->throttle_mtx);
+	pc__lock_destroy(&b->throttle_mtx);
 }
 
 int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns)
@@ -221,24 +221,24 @@ int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&b->throttle_mtx);
+	pc__lock(&b->throttle_mtx);
 	gen = b->throttle_gen;
 	atomic_fetch_add(&b->throttled, 1);
 	while (b->throttle_gen == gen &&
-	       pthread_cond_timedwait(&b->throttle_cond, &b->throttle_mtx,
+	       pc__cond_timedwait(&b->throttle_cond, &b->throttle_mtx,
 				      &ts) != ETIMEDOUT)
 		;
 	atomic_fetch_sub(&b->throttled, 1);
-	pthread_mutex_unlock(&b->throttle_mtx);
+	pc__unlock(&b->throttle_mtx);
 	return (int64_t)(pc__now_ns() - t0);
 }
 
 void pc__bdi_throttle_wake(struct pc_bdi *b)
 {
-	pthread_mutex_lock(&b->throttle_mtx);
+	pc__lock(&b->throttle_mtx);
 	b->throttle_gen++;
 	pthread_cond_broadcast(&b->throttle_cond);
-	pthread_mutex_unlock(&b->throttle_mtx);
+	pc__unlock(&b->throttle_mtx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -298,9 +298,9 @@ static bool leave_unlinked(struct pc_mapping *m)
 	uint64_t dirty, freerun;
 	bool unlinked;
 
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	unlinked = m->unlinked;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	if (!unlinked)
 		return false;
 	dirty = pc__vmstat_sum(c, PC_VM_nr_dirty) +
@@ -415,7 +415,7 @@ static void *flusher(void *arg)
 	struct pc_bdi *b = arg;
 	struct pc_cache *c = b->cache;
 
-	pthread_mutex_lock(&b->wake_mtx);
+	pc__lock(&b->wake_mtx);
 	while (!atomic_load(&b->stop) || b->work) {
 		unsigned work;
 
@@ -428,34 +428,34 @@ static void *flusher(void *arg)
 				ms = pc_min(ms, (uint64_t)b->backoff_ms);
 
 			pc__deadline(&ts, ms * 1000000ull);
-			pthread_cond_timedwait(&b->wake_cond, &b->wake_mtx, &ts);
+			pc__cond_timedwait(&b->wake_cond, &b->wake_mtx, &ts);
 		}
 		work = b->work;
 		b->work = 0;
-		pthread_mutex_unlock(&b->wake_mtx);
+		pc__unlock(&b->wake_mtx);
 		atomic_store(&b->busy, true);
 		pc__inc(c, 0, flusher_wakeups);
 		adjust_backoff(b, write_some(b, work));
 		atomic_store(&b->busy, false);
 		update_bandwidth(b);
-		pthread_mutex_lock(&b->wake_mtx);
+		pc__lock(&b->wake_mtx);
 		if (work & PC_WB_ALL) {
 			b->passes++;
 			pthread_cond_broadcast(&b->done_cond);
 		}
 	}
-	pthread_mutex_unlock(&b->wake_mtx);
+	pc__unlock(&b->wake_mtx);
 	return NULL;
 }
 
 void pc__bdi_wakeup(struct pc_bdi *b, unsigned work)
 {
-	pthread_mutex_lock(&b->wake_mtx);
+	pc__lock(&b->wake_mtx);
 	if ((b->work & work) != work) {
 		b->work |= work;
 		pthread_cond_signal(&b->wake_cond);
 	}
-	pthread_mutex_unlock(&b->wake_mtx);
+	pc__unlock(&b->wake_mtx);
 }
 
 struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
@@ -463,7 +463,7 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	bool created = false;
 	struct pc_bdi *b;
 
-	pthread_mutex_lock(&c->bdi_lock);
+	pc__lock(&c->bdi_lock);
 	for (b = c->bdis; b; b = b->next)
 		if (b->dev == dev)
 			goto out;
@@ -473,20 +473,20 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	b->dev = dev;
 	b->cache = c;
 	pc__lock_init(&b->lock, c, PC_RANK_BDI, PC_VM_bdi_lock_acquired);
-	pthread_mutex_init(&b->wake_mtx, NULL);
+	pc__lock_init(&b->wake_mtx, NULL, PC_RANK_BDI_WAKE, -1);
 	pthread_cond_init(&b->wake_cond, NULL);
 	pthread_cond_init(&b->done_cond, NULL);
-	pthread_mutex_init(&b->bw_lock, NULL);
+	pc__lock_init(&b->bw_lock, NULL, PC_RANK_BDI_BW, -1);
 	throttle_init(b);
 	atomic_store(&b->write_bw, INIT_BW);
 	atomic_store(&b->dirtiers, 1);
 	b->bw_stamp_ns = pc__now_ns();
 	if (pthread_create(&b->thread, NULL, flusher, b) != 0) {
 		pc__lock_destroy(&b->lock);
-		pthread_mutex_destroy(&b->wake_mtx);
+		pc__lock_destroy(&b->wake_mtx);
 		pthread_cond_destroy(&b->wake_cond);
 		pthread_cond_destroy(&b->done_cond);
-		pthread_mutex_destroy(&b->bw_lock);
+		pc__lock_destroy(&b->bw_lock);
 		throttle_fini(b);
 		free(b);
 		b = NULL;
@@ -497,7 +497,7 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	c->bdis = b;
 	created = true;
 out:
-	pthread_mutex_unlock(&c->bdi_lock);
+	pc__unlock(&c->bdi_lock);
 	if (created && c->cfg.dirty_time_ms)
 		pc__update_dirty_limits(c);	/* its share of the limit */
 	return b;
@@ -505,10 +505,10 @@ out:
 
 void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work)
 {
-	pthread_mutex_lock(&c->bdi_lock);
+	pc__lock(&c->bdi_lock);
 	for (struct pc_bdi *b = c->bdis; b; b = b->next)
 		pc__bdi_wakeup(b, work);
-	pthread_mutex_unlock(&c->bdi_lock);
+	pc__unlock(&c->bdi_lock);
 }
 
 void pc__bdi_sync_all(struct pc_cache *c)
@@ -516,21 +516,21 @@ void pc__bdi_sync_all(struct pc_cache *c)
 	struct pc_bdi *b, *first;
 
 	/* bdis are only added (at the head) until the cache goes. */
-	pthread_mutex_lock(&c->bdi_lock);
+	pc__lock(&c->bdi_lock);
 	first = c->bdis;
-	pthread_mutex_unlock(&c->bdi_lock);
+	pc__unlock(&c->bdi_lock);
 	for (b = first; b; b = b->next) {
 		uint64_t target;
 
-		pthread_mutex_lock(&b->wake_mtx);
+		pc__lock(&b->wake_mtx);
 		target = b->passes + 1;
 		if (b->work & PC_WB_ALL)
 			target++;	/* a pass already asked may have begun */
 		b->work |= PC_WB_ALL;
 		pthread_cond_signal(&b->wake_cond);
 		while (b->passes < target)
-			pthread_cond_wait(&b->done_cond, &b->wake_mtx);
-		pthread_mutex_unlock(&b->wake_mtx);
+			pc__cond_wait(&b->done_cond, &b->wake_mtx);
+		pc__unlock(&b->wake_mtx);
 	}
 }
 
@@ -540,17 +540,17 @@ void pc__bdis_fini(struct pc_cache *c)
 		struct pc_bdi *b = c->bdis;
 
 		c->bdis = b->next;
-		pthread_mutex_lock(&b->wake_mtx);
+		pc__lock(&b->wake_mtx);
 		atomic_store(&b->stop, true);
 		pthread_cond_signal(&b->wake_cond);
-		pthread_mutex_unlock(&b->wake_mtx);
+		pc__unlock(&b->wake_mtx);
 		if (b->started)
 			pthread_join(b->thread, NULL);
 		pc__lock_destroy(&b->lock);
-		pthread_mutex_destroy(&b->wake_mtx);
+		pc__lock_destroy(&b->wake_mtx);
 		pthread_cond_destroy(&b->wake_cond);
 		pthread_cond_destroy(&b->done_cond);
-		pthread_mutex_destroy(&b->bw_lock);
+		pc__lock_destroy(&b->bw_lock);
 		throttle_fini(b);
 		free(b);
 	}

@@ -13,7 +13,7 @@ struct pc_bdi {
 	struct pc_cache *cache;
 	struct pc_lock lock;
 	struct pc_mapping *dirty_head, *dirty_tail;	/* lock; oldest first */
-	pthread_mutex_t wake_mtx;
+	struct pc_lock wake_mtx;
 	pthread_cond_t wake_cond;
 	pthread_cond_t done_cond;	/* a writeback pass finished */
 	unsigned work;			/* wake_mtx: PC_WB_* requests */
@@ -29,7 +29,7 @@ struct pc_bdi {
 	_Atomic int in_flight;		/* write requests in flight */
 	struct pc_bdi *next;		/* c->bdi_lock */
 	/* writeback.c, bdi.c (see their top comments): */
-	pthread_mutex_t bw_lock;	/* the bandwidth period (trylock) */
+	struct pc_lock bw_lock;	/* the bandwidth period (trylock) */
 	_Atomic int64_t nr_dirty;	/* pages dirty on this device */
 	_Atomic int64_t nr_writeback;	/* pages under writeback on it */
 	_Atomic uint64_t dirty_limit;	/* pages; writeback.dirty_time_ms, */
@@ -42,7 +42,7 @@ struct pc_bdi {
 	_Atomic uint64_t last_err_ns;	/* last write that failed */
 	unsigned backoff_ms;		/* flusher thread only */
 	/* bdi.c: the throttle's queue: paced writers sleep, completions wake */
-	pthread_mutex_t throttle_mtx;
+	struct pc_lock throttle_mtx;
 	pthread_cond_t throttle_cond;	/* CLOCK_MONOTONIC */
 	uint64_t throttle_gen;		/* throttle_mtx: bumped at each wake */
 	_Atomic int throttled;		/* writers asleep in the throttle */

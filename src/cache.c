@@ -1,6 +1,6 @@
 /*
- * cache.c - pc_cache: configuration, start and stop, the thread set, the
- * per-thread contexts, and the statistics-keeping lock.
+ * cache.c - pc_cache: configuration, start and stop, the thread set, and
+ * the per-thread contexts.
  *
  * A cache owns (internal.h has the picture) its frames and nodes, its I/O
  * backend, its page wait queues, its counters, its bdis with their flusher
@@ -18,11 +18,16 @@
  * destroy can free them.  A thread that exits hands its context back
  * through a pthread key destructor, which checks under `live_lock` that the
  * cache still exists (a cache may be destroyed before its users' threads).
+ * A context is made on first use, which may come under any lock (a
+ * counter bumped under an lru lock), so making one takes no lock: it is
+ * pushed on c->tctxs by compare-and-swap, and a dead cache's slot is found
+ * by its id in live_id[].  Unlinking and walking the list (drains) take
+ * c->tctx_lock.
  *
  * A forked child can create caches of its own (not use inherited ones):
  * pthread_atfork handlers hold live_lock and urcu-bp's state across fork.
  *
- * Locks: `live_lock` (process-wide) → c->tctx_lock → t->lock.
+ * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -55,97 +60,6 @@ void pc__deadline(struct timespec *ts, uint64_t ns)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Locks with statistics and a lock-order check in debug builds.        */
-
-#ifdef PC_DEBUG
-static __thread unsigned held_ranks;	/* bit per rank held */
-static __thread unsigned held_count[8];
-#endif
-
-void pc__lock_init(struct pc_lock *l, struct pc_cache *c, int rank, int stat)
-{
-	pthread_mutex_init(&l->m, NULL);
-	l->cache = c;
-	l->rank = rank;
-	l->stat = stat;
-}
-
-void pc__lock_destroy(struct pc_lock *l)
-{
-	pthread_mutex_destroy(&l->m);
-}
-
-static void lock_acquired(struct pc_lock *l)
-{
-#ifdef PC_DEBUG
-	/* Lock order: nothing of an equal or higher rank may be held. */
-	assert((held_ranks >> l->rank) == 0);
-	held_ranks |= 1u << l->rank;
-	held_count[l->rank]++;
-#endif
-	(void)l;
-}
-
-/* Count an acquisition (and its wait, if @t0): one context lookup. */
-static void lock_count(struct pc_lock *l, uint64_t t0)
-{
-	struct pc_tctx *t;
-	int node;
-
-	if (!l->cache || l->stat < 0)
-		return;
-	t = pc__tctx(l->cache);
-	node = t ? t->node : 0;
-	pc__count_ctx(l->cache, t, node, l->stat, 1);
-	if (t0) {
-		pc__count_ctx(l->cache, t, node, l->stat + 1, 1);
-		pc__count_ctx(l->cache, t, node, l->stat + 2,
-			      (int64_t)(pc__now_ns() - t0));
-	}
-}
-
-void pc__lock(struct pc_lock *l)
-{
-	uint64_t t0 = 0;
-
-	if (pthread_mutex_trylock(&l->m) != 0) {
-		t0 = pc__now_ns();
-		pthread_mutex_lock(&l->m);
-	}
-	lock_count(l, t0);
-	lock_acquired(l);
-}
-
-bool pc__trylock(struct pc_lock *l)
-{
-	if (pthread_mutex_trylock(&l->m) != 0)
-		return false;
-	lock_count(l, 0);
-	lock_acquired(l);
-	return true;
-}
-
-void pc__unlock(struct pc_lock *l)
-{
-#ifdef PC_DEBUG
-	assert(held_ranks & (1u << l->rank));
-	if (--held_count[l->rank] == 0)
-		held_ranks &= ~(1u << l->rank);
-#endif
-	pthread_mutex_unlock(&l->m);
-}
-
-bool pc__lock_held(const struct pc_lock *l)
-{
-#ifdef PC_DEBUG
-	return (held_ranks & (1u << l->rank)) != 0;
-#else
-	(void)l;
-	return true;
-#endif
 }
 
 /* ------------------------------------------------------------------ */
@@ -405,8 +319,12 @@ struct tctx_slot {
 	struct pc_tctx *t;
 };
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pc_cache *live[64];	/* live_lock */
+#define MAX_CACHES 64
+
+static struct pc_lock live_lock = PC_LOCK_INITIALIZER(PC_RANK_LIVE);
+static struct pc_cache *live[MAX_CACHES];	/* live_lock */
+/* live[i]->id, or 0: written under live_lock, read without it */
+static _Atomic uint64_t live_id[MAX_CACHES];
 static uint64_t next_cache_id = 1;	/* live_lock */
 static pthread_key_t tctx_key;
 static pthread_once_t tctx_once = PTHREAD_ONCE_INIT;
@@ -414,30 +332,46 @@ static __thread struct tctx_slot slots[TCTX_SLOTS];
 
 static struct pc_cache *live_find(uint64_t id)
 {
-	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+	for (unsigned i = 0; i < MAX_CACHES; i++)
 		if (live[i] && live[i]->id == id)
 			return live[i];
 	return NULL;
 }
 
+/* Is a cache of id @id alive?  Without a lock: ids are never reused. */
+static bool live_id_present(uint64_t id)
+{
+	for (unsigned i = 0; i < MAX_CACHES; i++)
+		if (atomic_load_explicit(&live_id[i], memory_order_acquire) == id)
+			return true;
+	return false;
+}
+
+/*
+ * Off c->tctxs.  New contexts are pushed at the head without the lock
+ * (tctx_get), so the head is changed by compare-and-swap; the links behind
+ * it change only under c->tctx_lock.
+ */
 static void tctx_unlink(struct pc_cache *c, struct pc_tctx *t)
 {
-	struct pc_tctx **pp;
+	struct pc_tctx *head = t;
 
-	pthread_mutex_lock(&c->tctx_lock);
-	for (pp = &c->tctxs; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
-	pthread_mutex_unlock(&c->tctx_lock);
+	pc__lock(&c->tctx_lock);
+	if (!atomic_compare_exchange_strong(&c->tctxs, &head, t->next)) {
+		for (struct pc_tctx *p = head; p; p = p->next)
+			if (p->next == t) {
+				p->next = t->next;
+				break;
+			}
+	}
+	pc__unlock(&c->tctx_lock);
 }
 
 /* Thread exit: give back the contexts of the caches still alive. */
 static void tctx_exit(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&live_lock);
+	pc__lock(&live_lock);
 	for (int i = 0; i < TCTX_SLOTS; i++) {
 		struct pc_cache *c;
 		struct pc_tctx *t = slots[i].t;
@@ -448,13 +382,13 @@ static void tctx_exit(void *arg)
 		if (c && c == t->cache) {
 			pc__lru_drain(c, t);
 			tctx_unlink(c, t);
-			pthread_mutex_destroy(&t->lock);
+			pc__lock_destroy(&t->lock);
 			free(t);
 		}
 		slots[i].t = NULL;
 		slots[i].id = 0;
 	}
-	pthread_mutex_unlock(&live_lock);
+	pc__unlock(&live_lock);
 }
 
 static void tctx_key_init(void)
@@ -462,6 +396,12 @@ static void tctx_key_init(void)
 	pthread_key_create(&tctx_key, tctx_exit);
 }
 
+/*
+ * This thread's context for @c, made on first use.  Making one may happen
+ * under any lock (a counter bumped under an lru lock is a first use), so
+ * it takes none: dead caches' slots are found by id (live_id), and the new
+ * context is pushed on c->tctxs by compare-and-swap.
+ */
 struct pc_tctx *pc__tctx(struct pc_cache *c)
 {
 	struct pc_tctx *t;
@@ -475,11 +415,9 @@ struct pc_tctx *pc__tctx(struct pc_cache *c)
 	}
 	if (free_slot < 0) {
 		/* Slots taken by caches since destroyed can be reused. */
-		pthread_mutex_lock(&live_lock);
 		for (int i = 0; i < TCTX_SLOTS && free_slot < 0; i++)
-			if (!live_find(slots[i].id))
+			if (!live_id_present(slots[i].id))
 				free_slot = i;
-		pthread_mutex_unlock(&live_lock);
 		if (free_slot < 0)
 			return NULL;	/* 9th cache in one thread: no batching */
 	}
@@ -490,13 +428,14 @@ struct pc_tctx *pc__tctx(struct pc_cache *c)
 	t->cache_id = c->id;
 	t->node = (int)(atomic_fetch_add(&c->next_node, 1) % (unsigned)c->nr_nodes);
 	t->shard = atomic_fetch_add(&c->next_shard, 1) % PC_VMSTAT_SHARDS;
-	pthread_mutex_init(&t->lock, NULL);
+	pc__lock_init(&t->lock, NULL, PC_RANK_TCTX, -1);
+	t->next = atomic_load_explicit(&c->tctxs, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&c->tctxs, &t->next, t,
+						      memory_order_release,
+						      memory_order_relaxed))
+		;
 	pthread_once(&tctx_once, tctx_key_init);
 	pthread_setspecific(tctx_key, (void *)1);
-	pthread_mutex_lock(&c->tctx_lock);
-	t->next = c->tctxs;
-	c->tctxs = t;
-	pthread_mutex_unlock(&c->tctx_lock);
 	slots[free_slot].id = c->id;
 	slots[free_slot].t = t;
 	return t;
@@ -504,10 +443,12 @@ struct pc_tctx *pc__tctx(struct pc_cache *c)
 
 void pc__tctx_drain_all(struct pc_cache *c)
 {
-	pthread_mutex_lock(&c->tctx_lock);
-	for (struct pc_tctx *t = c->tctxs; t; t = t->next)
+	pc__lock(&c->tctx_lock);
+	for (struct pc_tctx *t = atomic_load_explicit(&c->tctxs,
+						      memory_order_acquire);
+	     t; t = t->next)
 		pc__lru_drain(c, t);
-	pthread_mutex_unlock(&c->tctx_lock);
+	pc__unlock(&c->tctx_lock);
 }
 
 PC_EXPORT int pc_thread_set_node(pc_cache *c, int node)
@@ -527,8 +468,8 @@ struct pc_cache *pc__page_cache(const struct pc_page *p)
 {
 	struct pc_cache *found = NULL;
 
-	pthread_mutex_lock(&live_lock);
-	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+	pc__lock(&live_lock);
+	for (unsigned i = 0; i < MAX_CACHES; i++) {
 		struct pc_cache *c = live[i];
 
 		if (c && p >= c->pages && p < c->pages + c->span_frames) {
@@ -536,7 +477,7 @@ struct pc_cache *pc__page_cache(const struct pc_page *p)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&live_lock);
+	pc__unlock(&live_lock);
 	return found;
 }
 
@@ -547,15 +488,17 @@ static int cache_register(struct pc_cache *c)
 {
 	int r = -ENOMEM;
 
-	pthread_mutex_lock(&live_lock);
-	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+	pc__lock(&live_lock);
+	for (unsigned i = 0; i < MAX_CACHES; i++)
 		if (!live[i]) {
 			live[i] = c;
 			c->id = next_cache_id++;
+			atomic_store_explicit(&live_id[i], c->id,
+					      memory_order_release);
 			r = 0;
 			break;
 		}
-	pthread_mutex_unlock(&live_lock);
+	pc__unlock(&live_lock);
 	if (r)
 		fprintf(stderr, "pagecache: too many caches in one process\n");
 	return r;
@@ -571,7 +514,7 @@ static int cache_register(struct pc_cache *c)
  */
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&live_lock);
+	pc__lock(&live_lock);
 	urcu_bp_call_rcu_before_fork();
 	urcu_bp_before_fork();
 }
@@ -580,14 +523,14 @@ static void fork_parent(void)
 {
 	urcu_bp_after_fork_parent();
 	urcu_bp_call_rcu_after_fork_parent();
-	pthread_mutex_unlock(&live_lock);
+	pc__unlock(&live_lock);
 }
 
 static void fork_child(void)
 {
 	urcu_bp_after_fork_child();
 	urcu_bp_call_rcu_after_fork_child();
-	pthread_mutex_unlock(&live_lock);
+	pc__unlock(&live_lock);
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -599,19 +542,21 @@ static void fork_handlers_init(void)
 
 static void cache_unregister(struct pc_cache *c)
 {
-	pthread_mutex_lock(&live_lock);
-	for (unsigned i = 0; i < sizeof(live) / sizeof(live[0]); i++)
-		if (live[i] == c)
+	pc__lock(&live_lock);
+	for (unsigned i = 0; i < MAX_CACHES; i++)
+		if (live[i] == c) {
 			live[i] = NULL;
+			atomic_store_explicit(&live_id[i], 0,
+					      memory_order_release);
+		}
 	/* Contexts of threads still running die with the cache. */
-	while (c->tctxs) {
-		struct pc_tctx *t = c->tctxs;
-
-		c->tctxs = t->next;
-		pthread_mutex_destroy(&t->lock);
+	for (struct pc_tctx *t = atomic_exchange(&c->tctxs, NULL), *next; t;
+	     t = next) {
+		next = t->next;
+		pc__lock_destroy(&t->lock);
 		free(t);
 	}
-	pthread_mutex_unlock(&live_lock);
+	pc__unlock(&live_lock);
 }
 
 static void cache_free(struct pc_cache *c)
@@ -629,10 +574,10 @@ static void cache_free(struct pc_cache *c)
 		pc__vmstat_fini(&c->stat);
 	pc__pagewait_fini(&c->wait);
 	free(c->hash);
-	pthread_mutex_destroy(&c->mappings_lock);
-	pthread_mutex_destroy(&c->bdi_lock);
-	pthread_mutex_destroy(&c->tctx_lock);
-	pthread_mutex_destroy(&c->resize_lock);
+	pc__lock_destroy(&c->mappings_lock);
+	pc__lock_destroy(&c->bdi_lock);
+	pc__lock_destroy(&c->tctx_lock);
+	pc__lock_destroy(&c->resize_lock);
 	free(c);
 }
 
@@ -647,10 +592,10 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	pthread_mutex_init(&c->mappings_lock, NULL);
-	pthread_mutex_init(&c->bdi_lock, NULL);
-	pthread_mutex_init(&c->tctx_lock, NULL);
-	pthread_mutex_init(&c->resize_lock, NULL);
+	pc__lock_init(&c->mappings_lock, NULL, PC_RANK_MAPPINGS, -1);
+	pc__lock_init(&c->bdi_lock, NULL, PC_RANK_BDI_LIST, -1);
+	pc__lock_init(&c->tctx_lock, NULL, PC_RANK_TCTX_LIST, -1);
+	pc__lock_init(&c->resize_lock, NULL, PC_RANK_RESIZE, -1);
 	atomic_init(&c->blunt_owner, -1);
 	r = pc__config_parse(&c->cfg, config);
 	if (r)
@@ -704,10 +649,10 @@ fail:
 fail_wait:
 	pc__pagewait_fini(&c->wait);
 fail_early:
-	pthread_mutex_destroy(&c->mappings_lock);
-	pthread_mutex_destroy(&c->bdi_lock);
-	pthread_mutex_destroy(&c->tctx_lock);
-	pthread_mutex_destroy(&c->resize_lock);
+	pc__lock_destroy(&c->mappings_lock);
+	pc__lock_destroy(&c->bdi_lock);
+	pc__lock_destroy(&c->tctx_lock);
+	pc__lock_destroy(&c->resize_lock);
 	free(c);
 	return r;
 }

@@ -69,9 +69,9 @@ void pc__seen_refresh_locked(struct pc_mapping *m)
 
 void pc__seen_refresh(struct pc_mapping *m)
 {
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	pc__seen_refresh_locked(m);
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 }
 
 /* disk_size_lock held. */
@@ -103,12 +103,12 @@ static bool writeback_locked(struct pc_mapping *m)
 	}
 	if (has_dirty(m))
 		return false;
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	if (fstat(m->fd, &st) == 0 && st.st_size != atomic_load(&m->size) &&
 	    ftruncate(m->fd, atomic_load(&m->size)) != 0)
 		pc__errseq_set(m, -errno);
 	m->disk_size = atomic_load(&m->size);
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 	return true;
 }
 
@@ -134,7 +134,7 @@ static void size_from_disk_locked(struct pc_mapping *m)
 {
 	struct stat st;
 
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	if (!has_dirty(m) && fstat(m->fd, &st) == 0) {
 		int64_t size = their_size(m, st.st_size);
 
@@ -144,7 +144,7 @@ static void size_from_disk_locked(struct pc_mapping *m)
 		m->disk_size = size;
 	}
 	pc__seen_refresh_locked(m);
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -154,27 +154,27 @@ void pc__revalidate(struct pc_mapping *m, const struct stat *st)
 {
 	bool fresh;
 
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	fresh = seen_matches_locked(m, st);
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 	if (fresh)
 		return;
 	pc__inc(m->cache, 0, stale_opens);
 	/* 1. Ours to the disk, not cutting what the other appended. */
 	if (has_dirty(m)) {
-		pthread_rwlock_wrlock(&m->i_rwsem);
+		pc__write_lock(&m->i_rwsem);
 		atomic_store(&m->size, pc_max(atomic_load(&m->size),
 					      their_size(m, st->st_size)));
-		pthread_rwlock_unlock(&m->i_rwsem);
+		pc__rw_unlock(&m->i_rwsem);
 		pc__mapping_sync(m);	/* errors stay for fsync (errseq) */
 	}
 	/* 2, 3. Clean pages dropped, the disk's size. */
-	pthread_rwlock_wrlock(&m->i_rwsem);
+	pc__write_lock(&m->i_rwsem);
 	if (has_dirty(m))
 		writeback_locked(m);
 	pc__invalidate_pages(m);
 	size_from_disk_locked(m);
-	pthread_rwlock_unlock(&m->i_rwsem);
+	pc__rw_unlock(&m->i_rwsem);
 }
 
 /* ------------------------------------------------------------------ */
@@ -190,11 +190,11 @@ PC_EXPORT int pc_invalidate(pc_file *f)
 		return -EINVAL;
 	m = f->mapping;
 	pc__mapping_sync(m);	/* the bulk, writers still running */
-	pthread_rwlock_wrlock(&m->i_rwsem);
+	pc__write_lock(&m->i_rwsem);
 	clean = writeback_locked(m);
 	pc__invalidate_pages(m);
 	size_from_disk_locked(m);
-	pthread_rwlock_unlock(&m->i_rwsem);
+	pc__rw_unlock(&m->i_rwsem);
 	r = pc__errseq_check_advance(m, &f->err_cursor);
 	return r ? r : clean ? 0 : -EIO;
 }
@@ -215,13 +215,13 @@ PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
 	m = f->mapping;
 	if (data)
 		pc__mapping_sync(m);
-	pthread_rwlock_wrlock(&m->i_rwsem);
+	pc__write_lock(&m->i_rwsem);
 	if (data && !writeback_locked(m)) {
-		pthread_rwlock_unlock(&m->i_rwsem);
+		pc__rw_unlock(&m->i_rwsem);
 		r = pc__errseq_check_advance(m, &f->err_cursor);
 		return r ? r : -EIO;
 	}
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	if (fallocate(m->fd, mode, off, len) != 0)
 		r = -errno;
 	else if (!data && !(mode & FALLOC_FL_KEEP_SIZE)) {
@@ -231,12 +231,12 @@ PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
 			atomic_store(&m->size, off + len);
 	}
 	pc__seen_refresh_locked(m);
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 	if (data) {	/* after the change: what readers cached before it */
 		pc__invalidate_pages(m);
 		size_from_disk_locked(m);
 	}
-	pthread_rwlock_unlock(&m->i_rwsem);
+	pc__rw_unlock(&m->i_rwsem);
 	return r;
 }
 
@@ -252,9 +252,9 @@ PC_EXPORT int pc_cache_stat(pc_cache *c, struct stat *st)
 	m = pc__mapping_lookup(c, st->st_dev, st->st_ino);
 	if (!m)
 		return -ENOENT;
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	open = m->nr_open;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	/* Closed and clean, the disk is the file: the next open revalidates. */
 	if (open || has_dirty(m)) {
 		st->st_size = (off_t)atomic_load(&m->size);
@@ -277,9 +277,9 @@ PC_EXPORT int pc_cache_sync_file(pc_cache *c, const struct stat *st)
 	m = pc__mapping_lookup(c, st->st_dev, st->st_ino);
 	if (!m)
 		return -ENOENT;
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	unlinked = m->unlinked;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	r = unlinked ? 0 : pc__mapping_sync(m);
 	pc__mapping_put(m);
 	return r;

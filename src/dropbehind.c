@@ -301,10 +301,10 @@ void pc__dropbehind_flush(struct pc_file *f)
 	/* The last pages read in may wait in our LRU batch, referenced. */
 	if (t && f->nr_drop)
 		pc__lru_drain(f->cache, t);
-	pthread_mutex_lock(&f->ra_lock);
+	pc__lock(&f->ra_lock);
 	dropbehind_flush_locked(f, true);
 	pc__ra_stream_end_locked(f);	/* at close: it reads no more */
-	pthread_mutex_unlock(&f->ra_lock);
+	pc__unlock(&f->ra_lock);
 }
 
 /*
@@ -313,12 +313,12 @@ void pc__dropbehind_flush(struct pc_file *f)
  */
 static void drop_later(struct pc_file *f, struct pc_page *p)
 {
-	pthread_mutex_lock(&f->ra_lock);
+	pc__lock(&f->ra_lock);
 	if (f->nr_drop == PC_DROP_BATCH)
 		dropbehind_flush_locked(f, false);
 	f->drop_index[f->nr_drop] = page_index(p);
 	f->drop[f->nr_drop++] = p;
-	pthread_mutex_unlock(&f->ra_lock);
+	pc__unlock(&f->ra_lock);
 }
 
 static uint64_t node_free(struct pc_node *n)

@@ -56,7 +56,7 @@
 #include "tree.h"
 
 struct read_wait {
-	pthread_mutex_t lock;
+	struct pc_lock lock;
 	pthread_cond_t cond;
 	bool done;
 };
@@ -155,10 +155,10 @@ void pc__delete_from_page_cache_locked(struct pc_mapping *m,
 
 static void read_wait_done(struct read_wait *w)
 {
-	pthread_mutex_lock(&w->lock);
+	pc__lock(&w->lock);
 	w->done = true;
 	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
+	pc__unlock(&w->lock);
 }
 
 static void read_end_io(struct pc_io_req *req)
@@ -366,15 +366,15 @@ int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p)
 	struct read_wait w = { .done = false };
 
 	PC_ASSERT(page_test(p, PG_locked));
-	pthread_mutex_init(&w.lock, NULL);
+	pc__lock_init(&w.lock, NULL, PC_RANK_READ_WAIT, -1);
 	pthread_cond_init(&w.cond, NULL);
 	page_clear(p, PG_error);
 	pc__read_pages(m, &p, 1, &w, true);
-	pthread_mutex_lock(&w.lock);
+	pc__lock(&w.lock);
 	while (!w.done)
-		pthread_cond_wait(&w.cond, &w.lock);
-	pthread_mutex_unlock(&w.lock);
-	pthread_mutex_destroy(&w.lock);
+		pc__cond_wait(&w.cond, &w.lock);
+	pc__unlock(&w.lock);
+	pc__lock_destroy(&w.lock);
 	pthread_cond_destroy(&w.cond);
 	return page_test(p, PG_uptodate) ? 0 : -EIO;
 }
@@ -667,9 +667,9 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 	while (cur.iov->iov_len == 0)	/* empty leading segments */
 		cur.iov++;
 	if (excl)
-		pthread_rwlock_wrlock(&m->i_rwsem);
+		pc__write_lock(&m->i_rwsem);
 	else
-		pthread_rwlock_rdlock(&m->i_rwsem);
+		pc__read_lock(&m->i_rwsem);
 	if (excl)
 		off = (off_t)atomic_load(&m->size);
 	if ((uint64_t)off + len > (uint64_t)INT64_MAX - PC_PAGE_SIZE) {
@@ -718,7 +718,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		done += n;
 	}
 out:
-	pthread_rwlock_unlock(&m->i_rwsem);
+	pc__rw_unlock(&m->i_rwsem);
 	if (dirtied)
 		pc__balance_dirty_pages(m, dirtied);
 	*pos = off + (off_t)done;

@@ -174,26 +174,26 @@ int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 	struct stat st;
 	int r = 0, fd;
 
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	fd = m->fd;
-	pthread_mutex_unlock(&m->disk_size_lock);
+	pc__unlock(&m->disk_size_lock);
 	if (fd < 0)
 		return 0;	/* closed and clean: nothing of ours to cut */
 	if (fstat(m->fd, &st) != 0)
 		return -errno;
 	if (st.st_size == atomic_load(&m->size)) {
-		pthread_mutex_lock(&m->disk_size_lock);
+		pc__lock(&m->disk_size_lock);
 		pc__seen_set_locked(m, &st);
-		pthread_mutex_unlock(&m->disk_size_lock);
+		pc__unlock(&m->disk_size_lock);
 		return 0;
 	}
 	if (!wait) {
-		if (pthread_rwlock_trywrlock(&m->i_rwsem) != 0)
+		if (!pc__write_trylock(&m->i_rwsem))
 			return 0;
 	} else {
-		pthread_rwlock_wrlock(&m->i_rwsem);
+		pc__write_lock(&m->i_rwsem);
 	}
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	if (fstat(m->fd, &st) != 0)
 		r = -errno;
 	else if (st.st_size != atomic_load(&m->size) &&
@@ -201,8 +201,8 @@ int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 		r = -errno;
 	m->disk_size = atomic_load(&m->size);
 	pc__seen_refresh_locked(m);
-	pthread_mutex_unlock(&m->disk_size_lock);
-	pthread_rwlock_unlock(&m->i_rwsem);
+	pc__unlock(&m->disk_size_lock);
+	pc__rw_unlock(&m->i_rwsem);
 	return r;
 }
 
@@ -222,8 +222,8 @@ static void mapping_free(struct pc_mapping *m)
 	pc__tree_destroy(&m->tree);
 	pc__backing_close(m);
 	pc__lock_destroy(&m->tree_lock);
-	pthread_rwlock_destroy(&m->i_rwsem);
-	pthread_mutex_destroy(&m->disk_size_lock);
+	pc__rwlock_destroy(&m->i_rwsem);
+	pc__lock_destroy(&m->disk_size_lock);
 	free(m);
 }
 
@@ -328,8 +328,8 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 		free(m);
 		return NULL;
 	}
-	pthread_rwlock_init(&m->i_rwsem, NULL);
-	pthread_mutex_init(&m->disk_size_lock, NULL);
+	pc__rwlock_init(&m->i_rwsem, PC_RANK_I_RWSEM);
+	pc__lock_init(&m->disk_size_lock, NULL, PC_RANK_DISK_SIZE, -1);
 	pc__lock_init(&m->tree_lock, c, PC_RANK_TREE, PC_VM_tree_lock_acquired);
 	pc__tree_init_arena(&m->tree, pc__node_arena(c));
 	atomic_init(&m->size, st->st_size);
@@ -398,7 +398,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	for (;;) {
 		m = lookup_locked(c, st);
 		if (m && m->fd >= 0)
@@ -408,18 +408,18 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 				mfd = -1;
 			break;
 		}
-		pthread_mutex_unlock(&c->mappings_lock);
+		pc__unlock(&c->mappings_lock);
 		mfd = pc__backing_open(c, fd, writable, &direct);
 		if (mfd < 0) {
 			free(f);
 			return mfd;
 		}
-		pthread_mutex_lock(&c->mappings_lock);
+		pc__lock(&c->mappings_lock);
 	}
 	if (!m) {
 		m = mapping_new(c, mfd, direct, st);
 		if (!m) {
-			pthread_mutex_unlock(&c->mappings_lock);
+			pc__unlock(&c->mappings_lock);
 			close(mfd);
 			free(f);
 			return -ENOMEM;
@@ -437,24 +437,24 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f->cache = c;
 	f->mapping = m;
 	f->flags = flags;
-	pthread_mutex_init(&f->ra_lock, NULL);
+	pc__lock_init(&f->ra_lock, NULL, PC_RANK_RA, -1);
 	pc__ra_init(f);
 	f->next = c->files;
 	if (c->files)
 		c->files->prev = f;
 	c->files = f;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	if (mfd >= 0)
 		close(mfd);	/* another opener gave it one first */
 	if ((flags & O_TRUNC) && writable) {
-		pthread_rwlock_wrlock(&m->i_rwsem);
+		pc__write_lock(&m->i_rwsem);
 		truncate_to(m, 0);
-		pthread_mutex_lock(&m->disk_size_lock);
+		pc__lock(&m->disk_size_lock);
 		if (ftruncate(m->fd, 0) == 0)
 			m->disk_size = 0;
 		pc__seen_refresh_locked(m);
-		pthread_mutex_unlock(&m->disk_size_lock);
-		pthread_rwlock_unlock(&m->i_rwsem);
+		pc__unlock(&m->disk_size_lock);
+		pc__rw_unlock(&m->i_rwsem);
 	} else if (found) {
 		pc__revalidate(m, st);
 	}
@@ -515,15 +515,15 @@ static void evict_closed(struct pc_cache *c)
 	struct pc_mapping *m;
 	int puts = 0;
 
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	m = c->nr_closed > MAX_CLOSED ? c->closed_head : NULL;
 	if (m && (atomic_load(&m->nr_dirty) || atomic_load(&m->nr_writeback)) &&
 	    pc__mapping_tryget(m)) {
 		closed_del_locked(c, m);	/* to the end: others first */
 		closed_add_locked(c, m);
-		pthread_mutex_unlock(&c->mappings_lock);
+		pc__unlock(&c->mappings_lock);
 		pc__mapping_writeback_once(m);
-		pthread_mutex_lock(&c->mappings_lock);
+		pc__lock(&c->mappings_lock);
 		puts = 1;	/* ours */
 	}
 	if (m && m->on_closed_list && m->nr_open == 0 && !m->dead &&
@@ -531,7 +531,7 @@ static void evict_closed(struct pc_cache *c)
 		table_remove_locked(c, m);
 		puts++;		/* the table's: the last, unless it is in use */
 	}
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	while (puts--)
 		pc__mapping_put(m);
 }
@@ -549,7 +549,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	m = f->mapping;
 	pc__dropbehind_flush(f);
 	r = pc__errseq_check_advance(m, &f->err_cursor);
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	if (f->prev)
 		f->prev->next = f->next;
 	else
@@ -563,7 +563,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	} else if (last && !m->dead) {
 		closed_add_locked(c, m);
 	}
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	if (last && !drop && !m->unlinked) {
 		int e = pc__fix_disk_size(m, true);
 
@@ -573,7 +573,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	if (drop)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */
 	pc__mapping_put(m);		/* the file's */
-	pthread_mutex_destroy(&f->ra_lock);
+	pc__lock_destroy(&f->ra_lock);
 	free(f);
 	if (last && !drop) {
 		evict_closed(c);
@@ -587,13 +587,13 @@ struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino)
 {
 	struct pc_mapping *m;
 
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	for (m = c->hash[hash_of(c, dev, ino)]; m; m = m->hash_next)
 		if (m->dev == dev && m->ino == ino && !m->dead)
 			break;
 	if (m && !pc__mapping_tryget(m))
 		m = NULL;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	return m;
 }
 
@@ -620,7 +620,7 @@ PC_EXPORT int pc_cache_unlinked(pc_cache *c, const struct stat *st)
 		return -EINVAL;
 	if (!S_ISREG(st->st_mode) || st->st_nlink > 1)
 		return 0;	/* another name keeps it */
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	for (m = c->hash[hash_of(c, st->st_dev, st->st_ino)]; m; m = m->hash_next)
 		if (m->dev == st->st_dev && m->ino == st->st_ino && !m->dead)
 			break;
@@ -631,7 +631,7 @@ PC_EXPORT int pc_cache_unlinked(pc_cache *c, const struct stat *st)
 			drop = true;
 		}
 	}
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	if (drop)
 		pc__mapping_put(m);
 	return 0;
@@ -645,13 +645,13 @@ PC_EXPORT int pc_cache_sync(pc_cache *c)
 
 	if (!c)
 		return -EINVAL;
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	all = malloc((c->nr_mappings + 1) * sizeof(*all));
 	for (unsigned h = 0; all && h < c->hash_size; h++)
 		for (struct pc_mapping *m = c->hash[h]; m; m = m->hash_next)
 			if (!m->dead && !m->unlinked && pc__mapping_tryget(m))
 				all[n++] = m;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	if (!all)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
@@ -675,16 +675,16 @@ PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
 	m = f->mapping;
-	pthread_rwlock_wrlock(&m->i_rwsem);
+	pc__write_lock(&m->i_rwsem);
 	truncate_to(m, len);
-	pthread_mutex_lock(&m->disk_size_lock);
+	pc__lock(&m->disk_size_lock);
 	if (ftruncate(m->fd, len) != 0)
 		r = -errno;
 	else
 		m->disk_size = len;
 	pc__seen_refresh_locked(m);
-	pthread_mutex_unlock(&m->disk_size_lock);
-	pthread_rwlock_unlock(&m->i_rwsem);
+	pc__unlock(&m->disk_size_lock);
+	pc__rw_unlock(&m->i_rwsem);
 	return r;
 }
 
@@ -716,9 +716,9 @@ int pc__mappings_shutdown(struct pc_cache *c)
 	for (;;) {	/* files left open */
 		struct pc_file *f;
 
-		pthread_mutex_lock(&c->mappings_lock);
+		pc__lock(&c->mappings_lock);
 		f = c->files;
-		pthread_mutex_unlock(&c->mappings_lock);
+		pc__unlock(&c->mappings_lock);
 		if (!f)
 			break;
 		pc_close(f);
@@ -727,12 +727,12 @@ int pc__mappings_shutdown(struct pc_cache *c)
 		struct pc_mapping *m = NULL;
 		int r;
 
-		pthread_mutex_lock(&c->mappings_lock);
+		pc__lock(&c->mappings_lock);
 		for (unsigned h = 0; h < c->hash_size && !m; h++)
 			m = c->hash[h];
 		if (m)
 			table_remove_locked(c, m);
-		pthread_mutex_unlock(&c->mappings_lock);
+		pc__unlock(&c->mappings_lock);
 		if (!m)
 			break;
 		r = m->unlinked ? 0 : pc__mapping_sync(m);

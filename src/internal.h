@@ -98,7 +98,7 @@ struct pc_node {
 	/* kswapd: kswapd_mtx */
 	pthread_t kswapd;
 	bool kswapd_started;
-	pthread_mutex_t kswapd_mtx;
+	struct pc_lock kswapd_mtx;
 	pthread_cond_t kswapd_cond;	/* kswapd sleeps here */
 	pthread_cond_t alloc_cond;	/* allocators wait for progress */
 	bool kswapd_wake;
@@ -130,9 +130,9 @@ struct pc_mapping {
 	bool direct;			/* fd has O_DIRECT; read-only */
 	struct pc_bdi *bdi;		/* read-only */
 
-	pthread_rwlock_t i_rwsem;	/* see the lock order */
+	struct pc_rwlock i_rwsem;	/* see the lock order */
 	_Atomic int64_t size;		/* bytes; changed under i_rwsem */
-	pthread_mutex_t disk_size_lock;	/* serializes ftruncate(fd) */
+	struct pc_lock disk_size_lock;	/* serializes ftruncate(fd) */
 	int64_t disk_size;		/* disk_size_lock */
 	struct {			/* disk_size_lock: the file on the disk */
 		int64_t size;		/* as the cache last wrote or saw it */
@@ -183,7 +183,7 @@ struct pc_file {
 	struct pc_mapping *mapping;
 	int flags;			/* open flags */
 	uint32_t err_cursor;		/* errseq seen */
-	pthread_mutex_t ra_lock;	/* ra, drop; uncontended in practice */
+	struct pc_lock ra_lock;	/* ra, drop; uncontended in practice */
 	struct pc_ra ra;
 	struct pc_page *drop[PC_DROP_BATCH];	/* use-once pages to drop */
 	uint64_t drop_index[PC_DROP_BATCH];	/* their indices (unpinned) */
@@ -203,7 +203,7 @@ struct pc_tctx {
 	uint64_t cache_id;
 	int node;
 	unsigned shard;
-	pthread_mutex_t lock;		/* batches; remote drains take it */
+	struct pc_lock lock;		/* batches; remote drains take it */
 	struct pc_page *add[PC_LRU_BATCH];
 	unsigned nr_add;
 	struct pc_page *act[PC_LRU_BATCH];
@@ -237,7 +237,7 @@ struct pc_cache {
 	/* The budget in frames, the sum of the nodes' shares: written by
 	 * create and resize (c->resize_lock), read without a lock. */
 	_Atomic uint64_t nr_frames;
-	pthread_mutex_t resize_lock;	/* one pc_cache_resize at a time */
+	struct pc_lock resize_lock;	/* one pc_cache_resize at a time */
 
 	const struct pc_io_ops *io_ops;
 	struct pc_io *io;
@@ -247,7 +247,7 @@ struct pc_cache {
 	struct pc_numab *numab;		/* numa.balancing; NULL when off: set at
 					   create, cleared at destroy */
 
-	pthread_mutex_t mappings_lock;
+	struct pc_lock mappings_lock;
 	struct pc_mapping **hash;	/* mappings_lock */
 	unsigned hash_size;
 	struct pc_mapping *closed_head, *closed_tail;	/* mappings_lock */
@@ -257,11 +257,12 @@ struct pc_cache {
 	unsigned nr_mappings;		/* mappings_lock */
 	unsigned fd_budget;		/* read-only: closed mappings' fds */
 
-	pthread_mutex_t bdi_lock;
+	struct pc_lock bdi_lock;
 	struct pc_bdi *bdis;		/* bdi_lock */
 
-	pthread_mutex_t tctx_lock;
-	struct pc_tctx *tctxs;		/* tctx_lock */
+	struct pc_lock tctx_lock;
+	_Atomic(struct pc_tctx *) tctxs;	/* push: lock-free; unlink, walk:
+					   tctx_lock (cache.c) */
 	_Atomic unsigned next_node;	/* round-robin for new threads */
 	_Atomic unsigned next_shard;
 

@@ -30,12 +30,13 @@
 #include <stdlib.h>
 
 #include "io.h"
+#include "lock.h"
 
 struct pc_io_faulty {
 	const struct pc_io_ops *ops;	/* &pc__io_fault_ops; read-only */
 	struct pc_io *inner;		/* the sync backend; read-only */
 
-	pthread_mutex_t lock;
+	struct pc_lock lock;
 	struct pc_io_fault *rules;	/* lock; [nr_rules], in match order */
 	unsigned nr_rules, cap_rules;	/* lock */
 	uint64_t hits;			/* lock */
@@ -61,12 +62,7 @@ static int fault_create(struct pc_io **out, unsigned depth)
 		free(f);
 		return err;
 	}
-	err = pthread_mutex_init(&f->lock, NULL);
-	if (err) {
-		pc__io_sync_ops.destroy(f->inner);
-		free(f);
-		return -err;
-	}
+	pc__lock_init(&f->lock, NULL, PC_RANK_IO_FAULT, -1);
 	f->ops = &pc__io_fault_ops;
 	*out = (struct pc_io *)(void *)f;
 	return 0;
@@ -78,7 +74,7 @@ static void fault_destroy(struct pc_io *io)
 
 	/* Like the sync backend, nothing is in flight once submit returns. */
 	pc__io_sync_ops.destroy(f->inner);
-	pthread_mutex_destroy(&f->lock);
+	pc__lock_destroy(&f->lock);
 	free(f->rules);
 	free(f);
 }
@@ -100,7 +96,7 @@ static bool fault_pick(struct pc_io_faulty *f, const struct pc_io_req *req,
 {
 	bool hit = false;
 
-	pthread_mutex_lock(&f->lock);
+	pc__lock(&f->lock);
 	if (req->now) {
 		f->now_reqs++;
 		f->now_pages += (len + 4095) / 4096;
@@ -117,7 +113,7 @@ static bool fault_pick(struct pc_io_faulty *f, const struct pc_io_req *req,
 		hit = true;
 		break;
 	}
-	pthread_mutex_unlock(&f->lock);
+	pc__unlock(&f->lock);
 	return hit;
 }
 
@@ -162,7 +158,7 @@ int pc__io_fault_add(struct pc_io *io, const struct pc_io_fault *rule)
 	    rule->fd < -1 || rule->error < 0 || rule->count < -1 ||
 	    rule->off_lo < 0 || rule->off_hi < 0)
 		return -EINVAL;
-	pthread_mutex_lock(&f->lock);
+	pc__lock(&f->lock);
 	if (f->nr_rules == f->cap_rules) {
 		unsigned cap = f->cap_rules ? 2 * f->cap_rules : 8;
 		struct pc_io_fault *r = realloc(f->rules, cap * sizeof(*r));
@@ -176,7 +172,7 @@ int pc__io_fault_add(struct pc_io *io, const struct pc_io_fault *rule)
 	}
 	if (!err)
 		f->rules[f->nr_rules++] = *rule;
-	pthread_mutex_unlock(&f->lock);
+	pc__unlock(&f->lock);
 	return err;
 }
 
@@ -186,11 +182,11 @@ void pc__io_fault_clear(struct pc_io *io)
 
 	if (!f)
 		return;
-	pthread_mutex_lock(&f->lock);
+	pc__lock(&f->lock);
 	f->nr_rules = 0;
 	f->hits = 0;
 	f->now_reqs = f->now_pages = 0;
-	pthread_mutex_unlock(&f->lock);
+	pc__unlock(&f->lock);
 }
 
 uint64_t pc__io_fault_now(struct pc_io *io, uint64_t *pages)
@@ -202,11 +198,11 @@ uint64_t pc__io_fault_now(struct pc_io *io, uint64_t *pages)
 		*pages = 0;
 	if (!f)
 		return 0;
-	pthread_mutex_lock(&f->lock);
+	pc__lock(&f->lock);
 	n = f->now_reqs;
 	if (pages)
 		*pages = f->now_pages;
-	pthread_mutex_unlock(&f->lock);
+	pc__unlock(&f->lock);
 	return n;
 }
 
@@ -217,9 +213,9 @@ uint64_t pc__io_fault_hits(struct pc_io *io)
 
 	if (!f)
 		return 0;
-	pthread_mutex_lock(&f->lock);
+	pc__lock(&f->lock);
 	hits = f->hits;
-	pthread_mutex_unlock(&f->lock);
+	pc__unlock(&f->lock);
 	return hits;
 }
 

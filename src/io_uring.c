@@ -68,6 +68,7 @@
 #include <string.h>
 
 #include "io.h"
+#include "lock.h"
 
 /*
  * ThreadSanitizer cannot see the kernel order "SQE submitted, then its CQE
@@ -109,13 +110,13 @@ struct pc_io_uring {
 	bool async_drop;		/* SYNC/DROP as SQEs; read-only */
 	pthread_t thread;		/* the completion thread */
 
-	pthread_mutex_t lock;
+	struct pc_lock lock;
 	unsigned inflight;		/* lock: slots taken */
 	unsigned space_waiters;		/* lock: submitters waiting for one */
 	pthread_cond_t space;		/* a slot was given back */
 	pthread_cond_t idle;		/* inflight reached 0 */
 
-	pthread_mutex_t sq_lock;
+	struct pc_lock sq_lock;
 	struct io_uring ring;		/* sq_lock: SQ; completion thread: CQ */
 
 	/* The completion thread's own. */
@@ -130,15 +131,6 @@ static struct pc_io_uring *to_uring(struct pc_io *io)
 {
 	PC_ASSERT(*(const struct pc_io_ops **)(void *)io == &pc__io_uring_ops);
 	return (struct pc_io_uring *)(void *)io;
-}
-
-/* For asserts: is @m locked (by anyone)? */
-static __attribute__((unused)) bool mutex_held(pthread_mutex_t *m)
-{
-	if (pthread_mutex_trylock(m) != 0)
-		return true;
-	pthread_mutex_unlock(m);
-	return false;
 }
 
 static void uring_fatal(const char *what, int err)
@@ -214,7 +206,7 @@ static void uring_prep(struct io_uring_sqe *sqe, uint64_t t)
  */
 static bool uring_kick_locked(struct pc_io_uring *u, bool wait)
 {
-	PC_ASSERT(mutex_held(&u->sq_lock));
+	PC_ASSERT_HELD(&u->sq_lock);
 	while (io_uring_sq_ready(&u->ring) > 0) {
 		int r = io_uring_submit(&u->ring);
 
@@ -224,9 +216,9 @@ static bool uring_kick_locked(struct pc_io_uring *u, bool wait)
 			uring_fatal("io_uring_submit", r);
 		if (!wait)
 			return false;
-		pthread_mutex_unlock(&u->sq_lock);
+		pc__unlock(&u->sq_lock);
 		pc__io_sleep_us(URING_BACKOFF_US);
-		pthread_mutex_lock(&u->sq_lock);
+		pc__lock(&u->sq_lock);
 	}
 	return true;
 }
@@ -237,7 +229,7 @@ static bool uring_flush(struct pc_io_uring *u)
 	unsigned i = 0;
 	bool all;
 
-	pthread_mutex_lock(&u->sq_lock);
+	pc__lock(&u->sq_lock);
 	while (i < u->nr_pending) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
 
@@ -250,7 +242,7 @@ static bool uring_flush(struct pc_io_uring *u)
 		tsan_release(token_ptr(u->pending[i++]));
 	}
 	all = uring_kick_locked(u, false);
-	pthread_mutex_unlock(&u->sq_lock);
+	pc__unlock(&u->sq_lock);
 	u->nr_pending -= i;
 	memmove(u->pending, u->pending + i, u->nr_pending * sizeof(uint64_t));
 	return all && u->nr_pending == 0;
@@ -353,13 +345,13 @@ static bool uring_complete(struct pc_io_uring *u, struct pc_io_req *req,
 
 static void uring_end_slots(struct pc_io_uring *u, unsigned n)
 {
-	pthread_mutex_lock(&u->lock);
+	pc__lock(&u->lock);
 	u->inflight -= n;
 	if (u->space_waiters)
 		pthread_cond_broadcast(&u->space);
 	if (u->inflight == 0)
 		pthread_cond_broadcast(&u->idle);
-	pthread_mutex_unlock(&u->lock);
+	pc__unlock(&u->lock);
 }
 
 static void *uring_completer(void *arg)
@@ -399,8 +391,8 @@ static void *uring_completer(void *arg)
 		io_uring_cq_advance(&u->ring, n);
 
 		/* Acquire what submitters published before the kernel did. */
-		pthread_mutex_lock(&u->lock);
-		pthread_mutex_unlock(&u->lock);
+		pc__lock(&u->lock);
+		pc__unlock(&u->lock);
 
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t t = batch[i].t;
@@ -431,10 +423,10 @@ static int uring_submit_self(struct pc_io_uring *u, struct pc_io_req **reqs,
 {
 	unsigned need;
 
-	pthread_mutex_lock(&u->lock);
+	pc__lock(&u->lock);
 	u->inflight += n;
 	need = u->inflight;
-	pthread_mutex_unlock(&u->lock);
+	pc__unlock(&u->lock);
 	if (need > u->cap_pending) {
 		unsigned cap = pc_max(need, 2 * u->cap_pending);
 		uint64_t *p = realloc(u->pending, cap * sizeof(*p));
@@ -502,17 +494,17 @@ static int uring_submit_ring(struct pc_io_uring *u, struct pc_io_req **reqs,
 	while (i < n) {
 		unsigned k;
 
-		pthread_mutex_lock(&u->lock);
+		pc__lock(&u->lock);
 		while (u->inflight >= u->limit) {
 			u->space_waiters++;
-			pthread_cond_wait(&u->space, &u->lock);
+			pc__cond_wait(&u->space, &u->lock);
 			u->space_waiters--;
 		}
 		k = pc_min(n - i, u->limit - u->inflight);
 		u->inflight += k;
-		pthread_mutex_unlock(&u->lock);
+		pc__unlock(&u->lock);
 
-		pthread_mutex_lock(&u->sq_lock);
+		pc__lock(&u->sq_lock);
 		for (unsigned j = i; j < i + k; j++) {
 			struct io_uring_sqe *sqe;
 
@@ -522,7 +514,7 @@ static int uring_submit_ring(struct pc_io_uring *u, struct pc_io_req **reqs,
 			tsan_release(reqs[j]);
 		}
 		uring_kick_locked(u, true);
-		pthread_mutex_unlock(&u->sq_lock);
+		pc__unlock(&u->sq_lock);
 		i += k;
 	}
 	return 0;
@@ -532,8 +524,8 @@ static void uring_free(struct pc_io_uring *u)
 {
 	pthread_cond_destroy(&u->idle);
 	pthread_cond_destroy(&u->space);
-	pthread_mutex_destroy(&u->sq_lock);
-	pthread_mutex_destroy(&u->lock);
+	pc__lock_destroy(&u->sq_lock);
+	pc__lock_destroy(&u->lock);
 	free(u->pending);
 	free(u);
 }
@@ -552,8 +544,8 @@ static int uring_create(struct pc_io **out, unsigned depth)
 	if (!u)
 		return -ENOMEM;
 	u->ops = &pc__io_uring_ops;
-	pthread_mutex_init(&u->lock, NULL);
-	pthread_mutex_init(&u->sq_lock, NULL);
+	pc__lock_init(&u->lock, NULL, PC_RANK_IO, -1);
+	pc__lock_init(&u->sq_lock, NULL, PC_RANK_IO_SQ, -1);
 	pthread_cond_init(&u->space, NULL);
 	pthread_cond_init(&u->idle, NULL);
 
@@ -600,19 +592,19 @@ static void uring_destroy(struct pc_io *io)
 	struct io_uring_sqe *sqe;
 
 	PC_ASSERT(uring_self != u);	/* not from end_io */
-	pthread_mutex_lock(&u->lock);
+	pc__lock(&u->lock);
 	while (u->inflight)
-		pthread_cond_wait(&u->idle, &u->lock);
-	pthread_mutex_unlock(&u->lock);
+		pc__cond_wait(&u->idle, &u->lock);
+	pc__unlock(&u->lock);
 
 	/* Nothing in flight, nothing pending: the NOP's CQE comes last. */
-	pthread_mutex_lock(&u->sq_lock);
+	pc__lock(&u->sq_lock);
 	while (!(sqe = io_uring_get_sqe(&u->ring)))
 		uring_kick_locked(u, true);
 	io_uring_prep_nop(sqe);
 	io_uring_sqe_set_data64(sqe, URING_STOP);
 	uring_kick_locked(u, true);
-	pthread_mutex_unlock(&u->sq_lock);
+	pc__unlock(&u->sq_lock);
 	pthread_join(u->thread, NULL);
 
 	io_uring_queue_exit(&u->ring);

@@ -1,56 +1,144 @@
 /*
- * lock.h - the ranked lock (struct pc_lock: a mutex that keeps acquisition
- * statistics and, in debug builds, checks the lock order), and the lock
- * order itself.
+ * lock.h - the library's locks and their one order.
  *
- * LOCK ORDER (outermost first), checked in debug builds by pc__lock():
+ * Every mutex and rwlock of the library is a struct pc_lock or a struct
+ * pc_rwlock with a rank from the table below.  In debug builds (PC_DEBUG:
+ * V=test, asan, tsan) each thread keeps a stack of the locks it holds
+ * (jemalloc's witness): a blocking acquisition checks that every lock
+ * held comes before the new one in the table, and a violation aborts
+ * naming both locks and both instances.  A trylock cannot deadlock: it is
+ * not checked against the order, only recorded.  pc__lock_held asks
+ * whether this thread holds this very lock.  Release builds keep none of
+ * this: a lock is a pthread mutex plus, for the four with statistics, a
+ * counter update.
  *
- *   mapping i_rwsem (pthread rwlock: writers shared, truncate exclusive)
- *     → page lock (PG_locked; several only by trylock)
- *       → mapping tree lock      PC_RANK_TREE
- *         → bdi lock             PC_RANK_BDI
- *           → node lru lock      PC_RANK_LRU
- *             → node free lock   PC_RANK_FREE
+ * LOCK ORDER, outermost first: a thread holding a lock may block on a
+ * lock further down the table only.
  *
- *   page wait-queue locks (pagewait.c) are leaves: taken under any of the
- *   above, nothing under them.  pc__lock_page and pc__wait_on_page_bit
- *   sleep: call them with none of the ranked locks held.
+ *   rank                 lock                    what it protects
+ *   LIVE                 live_lock (cache.c)     the process's caches
+ *   RESIZE               c->resize_lock          one pc_cache_resize at a time
+ *   MAPPINGS             c->mappings_lock        open/close table, files
+ *   I_RWSEM  (rwlock)    m->i_rwsem              size; writers shared,
+ *                                                truncate exclusive
+ *   DISK_SIZE            m->disk_size_lock       ftruncate of the backing fd
+ *   RA                   f->ra_lock              readahead state, drop batch
+ *   PAGE     (pseudo)    PG_locked               the page lock: sleeping,
+ *                                                not a pc_lock (see below)
+ *   TCTX_LIST            c->tctx_lock            the cache's thread contexts
+ *   TREE                 m->tree_lock            the mapping's tree
+ *   BDI                  b->lock                 a bdi's dirty list
+ *   TCTX                 t->lock                 a thread's LRU batches
+ *   LRU                  n->lru_lock             a node's LRU lists
+ *   FREE                 n->free_lock            a node's free list
+ *   BDI_LIST             c->bdi_lock             the cache's bdi list
+ *   BDI_BW               b->bw_lock              bandwidth period (trylock)
+ *   KSWAPD               n->kswapd_mtx           kswapd's sleep and wake
+ *   BDI_WAKE             b->wake_mtx             flusher's sleep and work
+ *   THROTTLE             b->throttle_mtx         dirty throttle queue
+ *   NUMAB                nb->lock (migrate.c)    balancing scanner's queue
+ *   READ_WAIT            w->lock (filemap.c)     a read's completion count
+ *   TRACE_DRAIN          t->drain_lock           the trace file, rings
+ *   TRACE_KICK           t->mtx (trace.c)        the drain thread's sleep
+ *   IO                   u->lock (io_uring.c)    slots, in-flight count
+ *   IO_SQ                u->sq_lock              the submission queue
+ *   IO_FAULT             f->lock (io_fault.c)    the fault rules
+ *   ARENA                a->lock (arena.c)       an arena's free objects
+ *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
  *
- *   c->mappings_lock (the open/close table) is taken with none of the above
- *   held, except i_rwsem is never taken under it.  No lock is held across
- *   I/O submission and wait, except the page lock of pages being read (the
- *   lock is the "I/O in flight" signal, as in the kernel).
+ * The page lock is a bit, and its owner is not a thread: a reader locks
+ * pages and the I/O completion, in another thread, unlocks them.  So it
+ * has a rank but no place on a thread's stack: pc__lock_page and
+ * pc__wait_on_page_bit (both sleep) check that this thread holds nothing
+ * at or after PAGE; pc__trylock_page and pc__unlock_page take only the
+ * queue lock, a checked leaf.  Several page locks are held at once only
+ * by trylock.
  *
- * The lock functions live in cache.c.
+ * No lock is held across I/O submission and wait, except the page lock
+ * of pages being read (the lock is the "I/O in flight" signal, as in the
+ * kernel).  Condition variables wait with pc__cond_wait and
+ * pc__cond_timedwait on a pc_lock: the lock stays on the stack meanwhile.
+ *
+ * The functions live in lock.c.
  */
 #ifndef PC_LOCK_H
 #define PC_LOCK_H
 
+#include <time.h>
+
 #include "base.h"
+
+#define PC_LOCK_RANKS(X) \
+	X(LIVE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
+	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(FREE) X(BDI_LIST) X(BDI_BW) \
+	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
+	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(ARENA) \
+	X(WAITQ)
+
+enum pc_lock_rank {
+#define PC_LOCK_RANK_ENUM(r) PC_RANK_##r,
+	PC_LOCK_RANKS(PC_LOCK_RANK_ENUM)
+#undef PC_LOCK_RANK_ENUM
+	PC_NR_RANKS
+};
 
 struct pc_cache;
 
-enum pc_lock_rank {
-	PC_RANK_NONE = 0,
-	PC_RANK_TREE = 1,
-	PC_RANK_BDI = 2,
-	PC_RANK_LRU = 3,
-	PC_RANK_FREE = 4,
-};
-
+/*
+ * A mutex.  @cache and @stat: the vmstat items it counts into
+ * (acquisitions; +1 contended; +2 wait ns), for the tree, bdi, lru and
+ * free locks; NULL and -1 for the others.  All fields read-only after init.
+ */
 struct pc_lock {
 	pthread_mutex_t m;
 	struct pc_cache *cache;
-	int rank;
-	int stat;		/* vmstat item of acquisitions; +1 contended, +2 ns */
+	int rank;		/* enum pc_lock_rank */
+	int stat;		/* enum pc_vmstat_item, or -1: none */
 };
+
+#define PC_LOCK_INITIALIZER(r) { PTHREAD_MUTEX_INITIALIZER, NULL, (r), -1 }
 
 void pc__lock_init(struct pc_lock *l, struct pc_cache *c, int rank, int stat);
 void pc__lock_destroy(struct pc_lock *l);
 void pc__lock(struct pc_lock *l);
 bool pc__trylock(struct pc_lock *l);
 void pc__unlock(struct pc_lock *l);
-bool pc__lock_held(const struct pc_lock *l);	/* debug builds: by this thread */
+/* Debug builds: does this thread hold @l?  Release builds: true. */
+bool pc__lock_held(const struct pc_lock *l);
 #define PC_ASSERT_HELD(l) PC_ASSERT(pc__lock_held(l))
+
+/* pthread_cond_wait and _timedwait (0 or ETIMEDOUT) on a held @l. */
+void pc__cond_wait(pthread_cond_t *cv, struct pc_lock *l);
+int pc__cond_timedwait(pthread_cond_t *cv, struct pc_lock *l,
+		       const struct timespec *abstime);
+
+/* A rwlock, checked like a mutex whether taken shared or exclusive. */
+struct pc_rwlock {
+	pthread_rwlock_t rw;
+	int rank;		/* read-only after init */
+};
+
+void pc__rwlock_init(struct pc_rwlock *l, int rank);
+void pc__rwlock_destroy(struct pc_rwlock *l);
+void pc__read_lock(struct pc_rwlock *l);
+void pc__write_lock(struct pc_rwlock *l);
+bool pc__write_trylock(struct pc_rwlock *l);
+void pc__rw_unlock(struct pc_rwlock *l);
+bool pc__rwlock_held(const struct pc_rwlock *l);	/* as pc__lock_held */
+
+/*
+ * Debug builds: about to sleep for a lock of @rank that has no pc_lock
+ * (the page lock, @what names the instance): abort if this thread holds
+ * any lock at or after @rank.  Release builds: nothing.
+ */
+#ifdef PC_DEBUG
+void pc__lock_check_sleep(int rank, const void *what);
+#else
+static inline void pc__lock_check_sleep(int rank, const void *what)
+{
+	(void)rank;
+	(void)what;
+}
+#endif
 
 #endif /* PC_LOCK_H */

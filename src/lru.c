@@ -171,7 +171,7 @@ void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t)
 	struct pc_page *add[PC_LRU_BATCH], *act[PC_LRU_BATCH];
 	unsigned na, nc;
 
-	pthread_mutex_lock(&t->lock);
+	pc__lock(&t->lock);
 	na = t->nr_add;
 	nc = t->nr_act;
 	for (unsigned i = 0; i < na; i++)
@@ -179,7 +179,7 @@ void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t)
 	for (unsigned i = 0; i < nc; i++)
 		act[i] = t->act[i];
 	t->nr_add = t->nr_act = 0;
-	pthread_mutex_unlock(&t->lock);
+	pc__unlock(&t->lock);
 	if (na)
 		drain_adds(c, add, na);
 	if (nc)
@@ -196,10 +196,10 @@ void pc__lru_add(struct pc_cache *c, struct pc_page *p)
 		drain_adds(c, &p, 1);
 		return;
 	}
-	pthread_mutex_lock(&t->lock);
+	pc__lock(&t->lock);
 	t->add[t->nr_add++] = p;
 	full = t->nr_add == PC_LRU_BATCH;
-	pthread_mutex_unlock(&t->lock);
+	pc__unlock(&t->lock);
 	if (full)
 		pc__lru_drain(c, t);
 }
@@ -218,10 +218,10 @@ static void activate_page(struct pc_cache *c, struct pc_page *p)
 		return;
 	}
 	page_get(p);
-	pthread_mutex_lock(&t->lock);
+	pc__lock(&t->lock);
 	t->act[t->nr_act++] = p;
 	full = t->nr_act == PC_LRU_BATCH;
-	pthread_mutex_unlock(&t->lock);
+	pc__unlock(&t->lock);
 	if (full)
 		pc__lru_drain(c, t);
 }

@@ -117,7 +117,7 @@ struct pc_numab {
 	struct pc_cache *cache;		/* read-only */
 	pthread_t thread;		/* read-only after start */
 
-	pthread_mutex_t lock;		/* leaf */
+	struct pc_lock lock;		/* leaf */
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC; scanner waits */
 	bool stop;			/* lock */
 	unsigned head, nr;		/* lock: ring of candidates */
@@ -140,9 +140,9 @@ static void enqueue(struct pc_numab *nb, struct pc_page *p, int target)
 {
 	struct mig_req *rq;
 
-	pthread_mutex_lock(&nb->lock);
+	pc__lock(&nb->lock);
 	if (nb->nr == QUEUE_SIZE || nb->stop) {
-		pthread_mutex_unlock(&nb->lock);
+		pc__unlock(&nb->lock);
 		atomic_store_explicit(&p->hint_count, 0, memory_order_relaxed);
 		return;
 	}
@@ -155,7 +155,7 @@ static void enqueue(struct pc_numab *nb, struct pc_page *p, int target)
 	rq->queued_ns = pc__now_ns();
 	if (nb->nr++ == 0)
 		pthread_cond_signal(&nb->cond);
-	pthread_mutex_unlock(&nb->lock);
+	pc__unlock(&nb->lock);
 }
 
 void pc__numa_hint_fault(struct pc_cache *c, struct pc_page *p)
@@ -408,7 +408,7 @@ static void wait_until(struct pc_numab *nb, uint64_t when_ns)
 		.tv_nsec = (long)(when_ns % 1000000000ull),
 	};
 
-	pthread_cond_timedwait(&nb->cond, &nb->lock, &ts);
+	pc__cond_timedwait(&nb->cond, &nb->lock, &ts);
 }
 
 /*
@@ -441,14 +441,14 @@ static unsigned migrate_queued(struct pc_numab *nb, uint64_t now,
 	nb->head = (nb->head + n) % QUEUE_SIZE;
 	nb->nr -= n;
 	nb->tokens -= n;
-	pthread_mutex_unlock(&nb->lock);
+	pc__unlock(&nb->lock);
 	for (unsigned i = 0; i < n; i++) {
 		int r = migrate_one(nb, &batch[i]);
 
 		nb->win_ok += r == MIG_OK;
 		nb->win_fail += r == MIG_FAIL;
 	}
-	pthread_mutex_lock(&nb->lock);
+	pc__lock(&nb->lock);
 	return n;
 }
 
@@ -457,16 +457,16 @@ static void *scanner(void *arg)
 	struct pc_numab *nb = arg;
 	uint64_t next_scan = pc__now_ns() + nb->period_ms * NS_PER_MS;
 
-	pthread_mutex_lock(&nb->lock);
+	pc__lock(&nb->lock);
 	while (!nb->stop) {
 		uint64_t now = pc__now_ns(), wake = next_scan;
 
 		if (now >= next_scan) {
-			pthread_mutex_unlock(&nb->lock);
+			pc__unlock(&nb->lock);
 			scan_once(nb);
 			adapt_period(nb);
 			next_scan = pc__now_ns() + nb->period_ms * NS_PER_MS;
-			pthread_mutex_lock(&nb->lock);
+			pc__lock(&nb->lock);
 			continue;
 		}
 		if (nb->nr) {
@@ -478,7 +478,7 @@ static void *scanner(void *arg)
 		}
 		wait_until(nb, wake);
 	}
-	pthread_mutex_unlock(&nb->lock);
+	pc__unlock(&nb->lock);
 	return NULL;
 }
 
@@ -495,7 +495,7 @@ int pc__numa_balancing_start(struct pc_cache *c)
 	if (!nb)
 		return -ENOMEM;
 	nb->cache = c;
-	pthread_mutex_init(&nb->lock, NULL);
+	pc__lock_init(&nb->lock, NULL, PC_RANK_NUMAB, -1);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&nb->cond, &attr);
@@ -513,7 +513,7 @@ int pc__numa_balancing_start(struct pc_cache *c)
 		c->numab = NULL;
 		pc__add(c, 0, numa_scan_period_ms, -(int64_t)nb->period_ms);
 		pthread_cond_destroy(&nb->cond);
-		pthread_mutex_destroy(&nb->lock);
+		pc__lock_destroy(&nb->lock);
 		free(nb);
 		return -EAGAIN;
 	}
@@ -526,10 +526,10 @@ void pc__numa_balancing_stop(struct pc_cache *c)
 
 	if (!nb)
 		return;
-	pthread_mutex_lock(&nb->lock);
+	pc__lock(&nb->lock);
 	nb->stop = true;
 	pthread_cond_signal(&nb->cond);
-	pthread_mutex_unlock(&nb->lock);
+	pc__unlock(&nb->lock);
 	pthread_join(nb->thread, NULL);
 	for (; nb->nr; nb->nr--) {	/* the queue's references */
 		struct pc_page *p = nb->q[nb->head].page;
@@ -540,6 +540,6 @@ void pc__numa_balancing_stop(struct pc_cache *c)
 	}
 	c->numab = NULL;
 	pthread_cond_destroy(&nb->cond);
-	pthread_mutex_destroy(&nb->lock);
+	pc__lock_destroy(&nb->lock);
 	free(nb);
 }

@@ -273,7 +273,7 @@ int pc__nodes_init(struct pc_cache *c)
 		pc__lock_init(&n->lru_lock, c, PC_RANK_LRU, PC_VM_lru_lock_acquired);
 		for (int l = 0; l < PC_NR_LRU; l++)
 			n->lru[l].head = n->lru[l].tail = PC_NO_PFN;
-		pthread_mutex_init(&n->kswapd_mtx, NULL);
+		pc__lock_init(&n->kswapd_mtx, NULL, PC_RANK_KSWAPD, -1);
 		pthread_cond_init(&n->kswapd_cond, NULL);
 		pthread_cond_init(&n->alloc_cond, NULL);
 		if (!c->cfg.nodes) {	/* real nodes: first touch lands there */
@@ -306,7 +306,7 @@ void pc__nodes_fini(struct pc_cache *c)
 				continue;	/* create failed before it */
 			pc__lock_destroy(&n->free_lock);
 			pc__lock_destroy(&n->lru_lock);
-			pthread_mutex_destroy(&n->kswapd_mtx);
+			pc__lock_destroy(&n->kswapd_mtx);
 			pthread_cond_destroy(&n->kswapd_cond);
 			pthread_cond_destroy(&n->alloc_cond);
 			pc__arena_destroy(n->tree_arena);
@@ -596,10 +596,10 @@ static void wait_for_progress(struct pc_node *n, long ns)
 {
 	struct timespec ts;
 
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	pc__deadline(&ts, (uint64_t)ns);
-	pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	pc__unlock(&n->kswapd_mtx);
 }
 
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,

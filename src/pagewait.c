@@ -125,16 +125,9 @@ static struct pc_waitq *page_waitq(struct pc_pagewait *w,
 /* ------------------------------------------------------------------ */
 /* The queue: a doubly linked FIFO under q->lock.                      */
 
-/*
- * Debug builds: q->lock is held.  pthreads cannot say by whom; trylock on
- * a held default mutex is EBUSY (if it was free the assert aborts anyway).
- */
-#define WAITQ_ASSERT_HELD(q) \
-	PC_ASSERT(pthread_mutex_trylock(&(q)->lock) == EBUSY)
-
 static void waitq_add_tail_locked(struct pc_waitq *q, struct pc_waiter *x)
 {
-	WAITQ_ASSERT_HELD(q);
+	PC_ASSERT_HELD(&q->lock);
 	x->next = NULL;
 	x->prev = q->tail;
 	if (q->tail)
@@ -146,7 +139,7 @@ static void waitq_add_tail_locked(struct pc_waitq *q, struct pc_waiter *x)
 
 static void waitq_del_locked(struct pc_waitq *q, struct pc_waiter *x)
 {
-	WAITQ_ASSERT_HELD(q);
+	PC_ASSERT_HELD(&q->lock);
 	if (x->prev)
 		x->prev->next = x->next;
 	else
@@ -170,7 +163,7 @@ static bool waitq_has_page_locked(const struct pc_waitq *q,
 /* Unlinked from its queue: clear PG_waiters unless another waiter remains. */
 static void waiters_update_locked(struct pc_waitq *q, struct pc_page *p)
 {
-	WAITQ_ASSERT_HELD(q);
+	PC_ASSERT_HELD(&q->lock);
 	if (page_test(p, PG_waiters) && !waitq_has_page_locked(q, p))
 		page_clear(p, PG_waiters);
 }
@@ -226,7 +219,7 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 	for (;;) {
 		atomic_store_explicit(&me.state, W_WAITING,
 				      memory_order_relaxed);
-		pthread_mutex_lock(&q->lock);
+		pc__lock(&q->lock);
 		waitq_add_tail_locked(q, &me);
 		page_set(p, PG_waiters);
 		/* The re-check, after PG_waiters is visible in the word. */
@@ -238,7 +231,7 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 			waitq_del_locked(q, &me);
 			waiters_update_locked(q, p);
 		}
-		pthread_mutex_unlock(&q->lock);
+		pc__unlock(&q->lock);
 		if (done)
 			return;
 
@@ -260,7 +253,7 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 	bool handed = false, others = false;
 	uint64_t n = 0;
 
-	pthread_mutex_lock(&q->lock);
+	pc__lock(&q->lock);
 	atomic_fetch_add_explicit(&q->lookups, 1, memory_order_relaxed);
 	for (x = q->head; x; x = next) {
 		next = x->next;
@@ -287,7 +280,7 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 		page_clear(p, PG_waiters);
 	if (n)
 		atomic_fetch_add_explicit(&q->wakeups, n, memory_order_relaxed);
-	pthread_mutex_unlock(&q->lock);
+	pc__unlock(&q->lock);
 
 	for (x = wake; x; x = next) {
 		next = x->next;	/* read before DONE: x may vanish after */
@@ -304,7 +297,7 @@ void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
 	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
 		struct pc_waitq *q = &w->q[i];
 
-		pthread_mutex_init(&q->lock, NULL);
+		pc__lock_init(&q->lock, NULL, PC_RANK_WAITQ, -1);
 		q->head = q->tail = NULL;
 		atomic_init(&q->lookups, 0);
 		atomic_init(&q->wakeups, 0);
@@ -316,7 +309,7 @@ void pc__pagewait_fini(struct pc_pagewait *w)
 {
 	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
 		PC_ASSERT(w->q[i].head == NULL && w->q[i].tail == NULL);
-		pthread_mutex_destroy(&w->q[i].lock);
+		pc__lock_destroy(&w->q[i].lock);
 	}
 }
 
@@ -330,6 +323,7 @@ bool pc__trylock_page(struct pc_page *p)
 
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p)
 {
+	pc__lock_check_sleep(PC_RANK_PAGE, p);	/* even when it would not */
 	if (!page_test_set(p, PG_locked))
 		return;
 	wait_on_page_bit_common(w, p, PG_locked, true);
@@ -351,6 +345,7 @@ void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p)
 void pc__wait_on_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 {
 	PC_ASSERT(bit == PG_locked || bit == PG_writeback);
+	pc__lock_check_sleep(PC_RANK_PAGE, p);
 	if (!page_test(p, bit))
 		return;
 	wait_on_page_bit_common(w, p, bit, false);

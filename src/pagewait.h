@@ -6,6 +6,7 @@
 #define PC_PAGEWAIT_H
 
 #include "base.h"
+#include "lock.h"
 #include "page.h"
 
 /*
@@ -20,7 +21,7 @@
 
 struct pc_waiter;
 struct pc_waitq {
-	pthread_mutex_t lock;
+	struct pc_lock lock;
 	struct pc_waiter *head, *tail;
 	_Atomic uint64_t lookups;	/* times this queue was searched */
 	_Atomic uint64_t wakeups;	/* waiters woken */

@@ -259,9 +259,9 @@ void pc__ra_stream_note(struct pc_file *f, uint64_t last)
 {
 	if (atomic_load_explicit(&f->ra_stream, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&f->ra_lock);
+	pc__lock(&f->ra_lock);
 	stream_begin_locked(f, last + 1);
-	pthread_mutex_unlock(&f->ra_lock);
+	pc__unlock(&f->ra_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -531,10 +531,10 @@ void pc__sync_readahead(struct pc_file *f, uint64_t index, unsigned req)
 			    RA_NEED_FIRST);
 		return;
 	}
-	pthread_mutex_lock(&f->ra_lock);
+	pc__lock(&f->ra_lock);
 	pc__inc(f->cache, 0, ra_sync);
 	ondemand(f, index, req, false);
-	pthread_mutex_unlock(&f->ra_lock);
+	pc__unlock(&f->ra_lock);
 }
 
 void pc__async_readahead(struct pc_file *f, struct pc_page *p,
@@ -545,10 +545,10 @@ void pc__async_readahead(struct pc_file *f, struct pc_page *p,
 	if (!f->ra.max || advice(f) == POSIX_FADV_RANDOM ||
 	    page_test(p, PG_writeback))
 		return;
-	pthread_mutex_lock(&f->ra_lock);
+	pc__lock(&f->ra_lock);
 	pc__inc(f->cache, 0, ra_async);
 	ondemand(f, index, pc_min(pc_max(1u, req), (unsigned)RA_RUN_PAGES), true);
-	pthread_mutex_unlock(&f->ra_lock);
+	pc__unlock(&f->ra_lock);
 }
 
 /* ------------------------------------------------------------------ */

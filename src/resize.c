@@ -78,9 +78,9 @@ static void grow_node(struct pc_cache *c, struct pc_node *n, uint32_t per)
 	atomic_store(&n->nr_frames, per);
 	pc__node_watermarks_locked(c, n);
 	pc__unlock(&n->free_lock);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	pthread_cond_broadcast(&n->alloc_cond);	/* allocators waiting */
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -233,9 +233,9 @@ static void wait_a_little(struct pc_node *n, uint64_t ns)
 	struct timespec ts;
 
 	pc__deadline(&ts, ns);
-	pthread_mutex_lock(&n->kswapd_mtx);
-	pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
+	pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	pc__unlock(&n->kswapd_mtx);
 }
 
 /* Steps 2 and 3 until nothing is left above @per, or only pinned pages
@@ -359,7 +359,7 @@ PC_EXPORT int pc_cache_resize(pc_cache *c, size_t bytes)
 	per = ((uint64_t)bytes >> PC_PAGE_SHIFT) / (uint64_t)c->nr_nodes;
 	if (per < PC_MIN_NODE_FRAMES || per > c->frames_per_node)
 		return -EINVAL;
-	pthread_mutex_lock(&c->resize_lock);
+	pc__lock(&c->resize_lock);
 	for (int i = 0; i < c->nr_nodes; i++) {
 		struct pc_node *n = &c->nodes[i];
 
@@ -385,6 +385,6 @@ PC_EXPORT int pc_cache_resize(pc_cache *c, size_t bytes)
 		}
 	}
 	budget_changed(c);
-	pthread_mutex_unlock(&c->resize_lock);
+	pc__unlock(&c->resize_lock);
 	return r;
 }

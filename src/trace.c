@@ -104,7 +104,7 @@ struct pc_trace {
 	_Atomic bool paused;			/* test hook */
 
 	/* drain_lock: the consumer side, the file */
-	pthread_mutex_t drain_lock;
+	struct pc_lock drain_lock;
 	char *wbuf;
 	size_t wlen;
 	uint64_t wrecs;			/* records in wbuf */
@@ -114,7 +114,7 @@ struct pc_trace {
 	size_t nr_retired, cap_retired;
 
 	/* mtx: the drain thread's sleep */
-	pthread_mutex_t mtx;
+	struct pc_lock mtx;
 	pthread_cond_t cond;
 	bool stop;
 	bool kicked;			/* a producer asked for a pass */
@@ -270,10 +270,10 @@ static void trace_kick(struct pc_trace *t)
 {
 	if (atomic_exchange_explicit(&t->kick, true, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&t->mtx);
+	pc__lock(&t->mtx);
 	t->kicked = true;
 	pthread_cond_signal(&t->cond);
-	pthread_mutex_unlock(&t->mtx);
+	pc__unlock(&t->mtx);
 }
 
 static inline uint64_t trace_now(void)
@@ -484,21 +484,21 @@ static void *drain_main(void *arg)
 	struct pc_trace *t = arg;
 	unsigned ms = DRAIN_MIN_MS;
 
-	pthread_mutex_lock(&t->mtx);
+	pc__lock(&t->mtx);
 	while (!t->stop) {
 		bool busy = false;
 		uint64_t n = 0;
 		struct timespec ts;
 
 		t->kicked = false;
-		pthread_mutex_unlock(&t->mtx);
+		pc__unlock(&t->mtx);
 		atomic_store_explicit(&t->kick, false, memory_order_relaxed);
 		if (!atomic_load_explicit(&t->paused, memory_order_relaxed)) {
-			pthread_mutex_lock(&t->drain_lock);
+			pc__lock(&t->drain_lock);
 			n = drain_pass_locked(t, &busy);
-			pthread_mutex_unlock(&t->drain_lock);
+			pc__unlock(&t->drain_lock);
 		}
-		pthread_mutex_lock(&t->mtx);
+		pc__lock(&t->mtx);
 		if (t->stop || t->kicked || busy)
 			continue;
 		ms = n ? DRAIN_MIN_MS : pc_min(ms * 2, DRAIN_MAX_MS);
@@ -509,10 +509,10 @@ static void *drain_main(void *arg)
 			ts.tv_nsec -= 1000000000;
 		}
 		while (!t->stop && !t->kicked &&
-		       pthread_cond_timedwait(&t->cond, &t->mtx, &ts) == 0)
+		       pc__cond_timedwait(&t->cond, &t->mtx, &ts) == 0)
 			;	/* woken without a kick: sleep on */
 	}
-	pthread_mutex_unlock(&t->mtx);
+	pc__unlock(&t->mtx);
 	return NULL;
 }
 
@@ -640,8 +640,8 @@ int pc__trace_open(struct pc_cache *c, const char *path)
 
 	t->id = atomic_fetch_add_explicit(&next_trace_id, 1,
 					  memory_order_relaxed);
-	pthread_mutex_init(&t->drain_lock, NULL);
-	pthread_mutex_init(&t->mtx, NULL);
+	pc__lock_init(&t->drain_lock, NULL, PC_RANK_TRACE_DRAIN, -1);
+	pc__lock_init(&t->mtx, NULL, PC_RANK_TRACE_KICK, -1);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&t->cond, &ca);
@@ -653,8 +653,8 @@ int pc__trace_open(struct pc_cache *c, const char *path)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pthread_cond_destroy(&t->cond);
-		pthread_mutex_destroy(&t->mtx);
-		pthread_mutex_destroy(&t->drain_lock);
+		pc__lock_destroy(&t->mtx);
+		pc__lock_destroy(&t->drain_lock);
 		trace_free(t);
 		return err;
 	}
@@ -672,17 +672,17 @@ void pc__trace_close(struct pc_cache *c)
 	if (!t)
 		return;
 	c->trace = NULL;
-	pthread_mutex_lock(&t->mtx);
+	pc__lock(&t->mtx);
 	t->stop = true;
 	pthread_cond_signal(&t->cond);
-	pthread_mutex_unlock(&t->mtx);
+	pc__unlock(&t->mtx);
 	pthread_join(t->thread, NULL);
 
-	pthread_mutex_lock(&t->drain_lock);
+	pc__lock(&t->drain_lock);
 	drain_pass_locked(t, NULL);
 	write_footer_locked(t);
 	dropped = t->write_dropped;
-	pthread_mutex_unlock(&t->drain_lock);
+	pc__unlock(&t->drain_lock);
 
 	if (close(t->fd) < 0 && !t->werr)
 		t->werr = errno;
@@ -699,8 +699,8 @@ void pc__trace_close(struct pc_cache *c)
 		ring_put(r);
 	}
 	pthread_cond_destroy(&t->cond);
-	pthread_mutex_destroy(&t->mtx);
-	pthread_mutex_destroy(&t->drain_lock);
+	pc__lock_destroy(&t->mtx);
+	pc__lock_destroy(&t->drain_lock);
 	trace_free(t);
 	atomic_fetch_sub(&pc__trace_on, 1);
 }
@@ -721,9 +721,9 @@ uint64_t pc__trace_flush(struct pc_cache *c)
 
 	if (!t)
 		return 0;
-	pthread_mutex_lock(&t->drain_lock);
+	pc__lock(&t->drain_lock);
 	n = drain_pass_locked(t, NULL);
-	pthread_mutex_unlock(&t->drain_lock);
+	pc__unlock(&t->drain_lock);
 	return n;
 }
 

@@ -146,9 +146,9 @@ static void sleep_ms(unsigned ms)
 static void reclaim_progress(struct pc_node *n, unsigned long freed)
 {
 	atomic_fetch_add(&n->reclaim_progress, freed);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	pthread_cond_broadcast(&n->alloc_cond);
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 }
 
 static void shrink_active(struct pc_cache *c, struct pc_node *n,
@@ -208,11 +208,11 @@ static void sleepy_wait(struct pc_cache *c, struct pc_node *n)
 
 	pc__inc(c, n->id, reclaim_backoff_wait);
 	pc__deadline(&ts, SLEEPY_WAIT_NS);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	while (atomic_load(&n->reclaim_progress) == p0 && !n->stop &&
 	       pc__now_ns() < deadline)
-		pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
-	pthread_mutex_unlock(&n->kswapd_mtx);
+		pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	pc__unlock(&n->kswapd_mtx);
 }
 
 static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
@@ -548,14 +548,14 @@ bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n)
 	if (!c->cfg.kswapd || !n->kswapd_started)
 		return false;
 	pc__deadline(&ts, GIVE_WAY_NS);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	while ((n->kswapd_wake || atomic_load(&n->kswapd_active)) && !n->stop &&
 	       atomic_load(&n->reclaim_progress) == p0) {
 		waited = true;
-		if (pthread_cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts))
+		if (pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts))
 			break;
 	}
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 	if (waited)
 		pc__inc(c, n->id, pgscan_direct_throttle);
 	return atomic_load(&n->reclaim_progress) != p0;
@@ -645,9 +645,9 @@ static unsigned long balance_node(struct pc_cache *c, struct pc_node *n)
 	    pc__vmstat_node(c, n->id, PC_VM_allocstall) == stalls)
 		atomic_store_explicit(&n->wmark_boost, b - (b / 32 + 1),
 				      memory_order_relaxed);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	pthread_cond_broadcast(&n->alloc_cond);
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 	return sc.nr_reclaimed;
 }
 
@@ -659,23 +659,23 @@ static void *kswapd(void *arg)
 	uint64_t woken_at;
 
 	pc_thread_set_node(c, n->id);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	while (!n->stop) {
 		if (!n->kswapd_wake) {
-			pthread_cond_wait(&n->kswapd_cond, &n->kswapd_mtx);
+			pc__cond_wait(&n->kswapd_cond, &n->kswapd_mtx);
 			continue;
 		}
 		n->kswapd_wake = false;
 		woken_at = n->wake_free;
 		atomic_store(&n->kswapd_active, 1);
-		pthread_mutex_unlock(&n->kswapd_mtx);
+		pc__unlock(&n->kswapd_mtx);
 		pc__boost_for_latency(c, n, woken_at);
 		progress = balance_node(c, n);
 		if (atomic_load(&c->shadow_trim) && !atomic_load(&c->stopping)) {
 			pc__workingset_trim(c);
 			atomic_store(&c->shadow_trim, 0);
 		}
-		pthread_mutex_lock(&n->kswapd_mtx);
+		pc__lock(&n->kswapd_mtx);
 		atomic_store(&n->kswapd_active, 0);
 		/*
 		 * Wakes while we were active were not sent: if the node is
@@ -685,7 +685,7 @@ static void *kswapd(void *arg)
 		    atomic_load(&n->nr_free) <= node_wmark_low(n))
 			n->kswapd_wake = true;
 	}
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 	return NULL;
 }
 
@@ -700,14 +700,14 @@ void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n)
 	if (!c->cfg.kswapd || !n->kswapd_started ||
 	    atomic_load_explicit(&n->kswapd_active, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	if (!n->kswapd_wake && !atomic_load(&n->kswapd_active)) {
 		n->kswapd_wake = true;
 		n->wake_free = atomic_load(&n->nr_free);
 		pc__inc(c, n->id, kswapd_wakeup);
 		pthread_cond_signal(&n->kswapd_cond);
 	}
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 }
 
 int pc__kswapd_start(struct pc_cache *c)
@@ -733,11 +733,11 @@ void pc__kswapd_stop(struct pc_cache *c)
 
 		if (!n->kswapd_started)
 			continue;
-		pthread_mutex_lock(&n->kswapd_mtx);
+		pc__lock(&n->kswapd_mtx);
 		n->stop = true;
 		pthread_cond_signal(&n->kswapd_cond);
 		pthread_cond_broadcast(&n->alloc_cond);
-		pthread_mutex_unlock(&n->kswapd_mtx);
+		pc__unlock(&n->kswapd_mtx);
 		pthread_join(n->kswapd, NULL);
 		n->kswapd_started = false;
 	}

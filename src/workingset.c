@@ -172,7 +172,7 @@ uint64_t pc__workingset_trim(struct pc_cache *c)
 	struct pc_mapping **maps;
 	unsigned nmaps = 0, cap;
 
-	pthread_mutex_lock(&c->mappings_lock);
+	pc__lock(&c->mappings_lock);
 	cap = c->nr_mappings + 1;
 	maps = malloc(cap * sizeof(*maps));
 	for (unsigned h = 0; maps && h < c->hash_size; h++)
@@ -180,7 +180,7 @@ uint64_t pc__workingset_trim(struct pc_cache *c)
 		     m = m->hash_next)
 			if (!m->dead && pc__mapping_tryget(m))
 				maps[nmaps++] = m;
-	pthread_mutex_unlock(&c->mappings_lock);
+	pc__unlock(&c->mappings_lock);
 	if (!maps)
 		return 0;
 	/* Stale first, then ever younger, until under the target. */

@@ -626,7 +626,7 @@ void pc__update_dirty_limits(struct pc_cache *c)
 		uint64_t sum = 0;
 		bool any = false;
 
-		pthread_mutex_lock(&c->bdi_lock);
+		pc__lock(&c->bdi_lock);
 		for (struct pc_bdi *b = c->bdis; b; b = b->next) {
 			uint64_t bw = atomic_load(&b->write_bw);
 			uint64_t bl = (bw / 1000 * cfg->dirty_time_ms) >> PC_PAGE_SHIFT;
@@ -638,7 +638,7 @@ void pc__update_dirty_limits(struct pc_cache *c)
 			sum += bl;
 			any = true;
 		}
-		pthread_mutex_unlock(&c->bdi_lock);
+		pc__unlock(&c->bdi_lock);
 		if (any) {
 			limit = pc_min(sum, dirtyable / 2);
 			bg = limit / 2;

@@ -51,12 +51,12 @@ static int busy_queue(void)
 	int found = -1;
 
 	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
-		pthread_mutex_lock(&pw.q[i].lock);
+		pc__lock(&pw.q[i].lock);
 		if (pw.q[i].head) {
 			assert_int_equal(found, -1);
 			found = (int)i;
 		}
-		pthread_mutex_unlock(&pw.q[i].lock);
+		pc__unlock(&pw.q[i].lock);
 	}
 	return found;
 }
@@ -67,9 +67,9 @@ static void wait_for_two(int qi)
 	bool two = false;
 
 	for (int i = 0; i < 20000 && !two; i++) {
-		pthread_mutex_lock(&pw.q[qi].lock);
+		pc__lock(&pw.q[qi].lock);
 		two = pw.q[qi].head && pw.q[qi].head != pw.q[qi].tail;
-		pthread_mutex_unlock(&pw.q[qi].lock);
+		pc__unlock(&pw.q[qi].lock);
 		if (!two)
 			sleep_ms(1);
 	}

@@ -239,9 +239,9 @@ static bool kswapd_idle(struct pc_node *n)
 {
 	bool idle;
 
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	idle = !atomic_load(&n->kswapd_active) && !n->kswapd_wake;
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 	return idle;
 }
 
@@ -377,14 +377,14 @@ static void test_give_way(void **state)
 		tu_sleep_us(1000);
 	assert_false(pc__kswapd_give_way(c, n));	/* asleep, not woken */
 	assert_int_equal(tu_vm(c, "pgscan_direct_throttle"), 0);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	n->kswapd_wake = true;				/* woken, not yet run */
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 	assert_false(pc__kswapd_give_way(c, n));	/* it freed nothing */
 	assert_int_equal(tu_vm(c, "pgscan_direct_throttle"), 1);
-	pthread_mutex_lock(&n->kswapd_mtx);
+	pc__lock(&n->kswapd_mtx);
 	n->kswapd_wake = false;
-	pthread_mutex_unlock(&n->kswapd_mtx);
+	pc__unlock(&n->kswapd_mtx);
 	assert_int_equal(tu_vm(c, "allocstall"), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 }

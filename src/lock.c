@@ -1,0 +1,274 @@
+/*
+ * lock.c - the ranked locks of lock.h: statistics for the four that keep
+ * them, and in debug builds the lock-order witness.
+ *
+ * The witness (PC_DEBUG only) is a per-thread stack of the locks this
+ * thread holds, each with its rank:
+ *
+ *   pc__lock(l)      1. check: every lock on the stack ranks before l,
+ *                       and l is not on it (a self-deadlock)
+ *                    2. take the mutex (statistics: contended, wait ns)
+ *                    3. push l
+ *   pc__trylock(l)   take it or fail; on success push l (no order check:
+ *                    a trylock cannot deadlock)
+ *   pc__unlock(l)    remove l from the stack (locks may be released in
+ *                    any order), abort if it is not there; unlock
+ *
+ * A violation prints both locks (rank name and address) and aborts.  The
+ * stack is the thread's own (__thread): no lock guards it.  Release builds
+ * compile none of it.
+ *
+ * Statistics: the tree, bdi, lru and free locks count acquisitions,
+ * contended acquisitions and the time waited (vmstat *_lock_acquired,
+ * _contended, _wait_ns) in their cache's counters, with one context lookup
+ * per acquisition.  The others have no cache (l->cache NULL).
+ */
+#include <execinfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifdef PC_DEBUG
+#define WITNESS_DEPTH 32
+
+static const char *const rank_names[PC_NR_RANKS] = {
+#define PC_LOCK_RANK_NAME(r) [PC_RANK_##r] = #r,
+	PC_LOCK_RANKS(PC_LOCK_RANK_NAME)
+#undef PC_LOCK_RANK_NAME
+};
+
+struct witness {
+	const void *lock;
+	int rank;
+};
+
+static __thread struct witness held[WITNESS_DEPTH];
+static __thread unsigned nr_held;
+
+static const char *rank_name(int rank)
+{
+	return rank >= 0 && rank < PC_NR_RANKS ? rank_names[rank] : "?";
+}
+
+static _Noreturn void witness_fail(const char *what, int rank,
+				   const void *lock, const struct witness *w)
+{
+	if (w)
+		fprintf(stderr, "pagecache: lock order: %s %s %p while holding "
+			"%s %p (lock.h: the order)\n", what, rank_name(rank),
+			lock, rank_name(w->rank), w->lock);
+	else
+		fprintf(stderr, "pagecache: lock order: %s %s %p\n", what,
+			rank_name(rank), lock);
+	{
+		void *bt[32];
+		int n = backtrace(bt, 32);
+
+		backtrace_symbols_fd(bt, n, STDERR_FILENO);
+	}
+	abort();
+}
+
+/* Before blocking on @lock of @rank: all held rank before it. */
+static void witness_check(const void *lock, int rank)
+{
+	for (unsigned i = 0; i < nr_held; i++) {
+		if (held[i].lock == lock)
+			witness_fail("taking again", rank, lock, &held[i]);
+		if (held[i].rank >= rank)
+			witness_fail("taking", rank, lock, &held[i]);
+	}
+}
+
+static void witness_push(const void *lock, int rank)
+{
+	if (nr_held == WITNESS_DEPTH)
+		witness_fail("too many locks held taking", rank, lock, NULL);
+	held[nr_held].lock = lock;
+	held[nr_held].rank = rank;
+	nr_held++;
+}
+
+static void witness_pop(const void *lock, int rank)
+{
+	for (unsigned i = nr_held; i-- > 0;)
+		if (held[i].lock == lock) {
+			held[i] = held[--nr_held];
+			return;
+		}
+	witness_fail("releasing (not held by this thread)", rank, lock, NULL);
+}
+
+static bool witness_held(const void *lock)
+{
+	for (unsigned i = 0; i < nr_held; i++)
+		if (held[i].lock == lock)
+			return true;
+	return false;
+}
+
+void pc__lock_check_sleep(int rank, const void *what)
+{
+	for (unsigned i = 0; i < nr_held; i++)
+		if (held[i].rank >= rank)
+			witness_fail("sleeping for", rank, what, &held[i]);
+}
+#else
+static inline void witness_check(const void *lock, int rank)
+{
+	(void)lock;
+	(void)rank;
+}
+static inline void witness_push(const void *lock, int rank)
+{
+	(void)lock;
+	(void)rank;
+}
+static inline void witness_pop(const void *lock, int rank)
+{
+	(void)lock;
+	(void)rank;
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Mutexes.                                                            */
+
+void pc__lock_init(struct pc_lock *l, struct pc_cache *c, int rank, int stat)
+{
+	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
+	pthread_mutex_init(&l->m, NULL);
+	l->cache = c;
+	l->rank = rank;
+	l->stat = stat;
+}
+
+void pc__lock_destroy(struct pc_lock *l)
+{
+	pthread_mutex_destroy(&l->m);
+}
+
+/* Count an acquisition (and its wait, if @t0): one context lookup. */
+static void lock_count(struct pc_lock *l, uint64_t t0)
+{
+	struct pc_tctx *t;
+	int node;
+
+	if (!l->cache || l->stat < 0)
+		return;
+	t = pc__tctx(l->cache);
+	node = t ? t->node : 0;
+	pc__count_ctx(l->cache, t, node, l->stat, 1);
+	if (t0) {
+		pc__count_ctx(l->cache, t, node, l->stat + 1, 1);
+		pc__count_ctx(l->cache, t, node, l->stat + 2,
+			      (int64_t)(pc__now_ns() - t0));
+	}
+}
+
+void pc__lock(struct pc_lock *l)
+{
+	uint64_t t0 = 0;
+
+	witness_check(l, l->rank);
+	if (pthread_mutex_trylock(&l->m) != 0) {
+		if (l->cache)
+			t0 = pc__now_ns();
+		pthread_mutex_lock(&l->m);
+	}
+	witness_push(l, l->rank);
+	lock_count(l, t0);
+}
+
+bool pc__trylock(struct pc_lock *l)
+{
+	if (pthread_mutex_trylock(&l->m) != 0)
+		return false;
+	witness_push(l, l->rank);
+	lock_count(l, 0);
+	return true;
+}
+
+void pc__unlock(struct pc_lock *l)
+{
+	witness_pop(l, l->rank);
+	pthread_mutex_unlock(&l->m);
+}
+
+bool pc__lock_held(const struct pc_lock *l)
+{
+#ifdef PC_DEBUG
+	return witness_held(l);
+#else
+	(void)l;
+	return true;
+#endif
+}
+
+void pc__cond_wait(pthread_cond_t *cv, struct pc_lock *l)
+{
+	PC_ASSERT_HELD(l);
+	pthread_cond_wait(cv, &l->m);
+}
+
+int pc__cond_timedwait(pthread_cond_t *cv, struct pc_lock *l,
+		       const struct timespec *abstime)
+{
+	PC_ASSERT_HELD(l);
+	return pthread_cond_timedwait(cv, &l->m, abstime);
+}
+
+/* ------------------------------------------------------------------ */
+/* Rwlocks.                                                            */
+
+void pc__rwlock_init(struct pc_rwlock *l, int rank)
+{
+	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
+	pthread_rwlock_init(&l->rw, NULL);
+	l->rank = rank;
+}
+
+void pc__rwlock_destroy(struct pc_rwlock *l)
+{
+	pthread_rwlock_destroy(&l->rw);
+}
+
+void pc__read_lock(struct pc_rwlock *l)
+{
+	witness_check(l, l->rank);
+	pthread_rwlock_rdlock(&l->rw);
+	witness_push(l, l->rank);
+}
+
+void pc__write_lock(struct pc_rwlock *l)
+{
+	witness_check(l, l->rank);
+	pthread_rwlock_wrlock(&l->rw);
+	witness_push(l, l->rank);
+}
+
+bool pc__write_trylock(struct pc_rwlock *l)
+{
+	if (pthread_rwlock_trywrlock(&l->rw) != 0)
+		return false;
+	witness_push(l, l->rank);
+	return true;
+}
+
+void pc__rw_unlock(struct pc_rwlock *l)
+{
+	witness_pop(l, l->rank);
+	pthread_rwlock_unlock(&l->rw);
+}
+
+bool pc__rwlock_held(const struct pc_rwlock *l)
+{
+#ifdef PC_DEBUG
+	return witness_held(l);
+#else
+	(void)l;
+	return true;
+#endif
+}
