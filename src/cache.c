@@ -5,11 +5,16 @@
  * A cache owns (internal.h has the picture) its frames and nodes, its I/O
  * backend, its page wait queues, its counters, its bdis with their flusher
  * threads, one kswapd per node, and the mappings of the files opened
- * through it.  Start order: config, counters, waits, nodes (the largest
- * budget reserved as address space, nothing touched: node.c), I/O,
- * kswapd, trace, the NUMA balancing scanner
- * (numa.balancing).  Stop order: stop the scanner, close files, write
- * everything back, stop flushers, stop kswapd, free.
+ * through it.  Start order (pc_cache_create): config, page waits, the
+ * process's table of caches, nodes (the largest budget reserved as
+ * address space, nothing touched: node.c), counters, the mapping hash,
+ * the descriptor budget, I/O (io_uring, else sync), dirty limits, trace,
+ * kswapd, the NUMA balancing scanner (numa.balancing).  Stop order
+ * (pc_cache_destroy): stop the scanner, close the files left open, write
+ * each mapping back (not those of unlinked files) and free it, stop
+ * kswapd, stop the flushers, destroy the I/O backend, drain the LRU
+ * batches, close the trace, leave the table, free the nodes, counters and
+ * waits.
  *
  * Per-thread contexts (struct pc_tctx) carry a thread's node, its vmstat
  * shard and its LRU batches.  A thread finds its context for a cache in a

@@ -342,7 +342,24 @@ struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 void pc__put_page(struct pc_cache *c, struct pc_page *p);
 /* The last reference is gone: off the LRU, back to the free list. */
 void pc__page_release(struct pc_cache *c, struct pc_page *p);
-void pc__page_sanity(struct pc_cache *c, struct pc_page *p);
+/*
+ * Debug builds: assert that @p's state hangs together (called where pages
+ * change state: LRU add and delete, dirtying, writeback start and end,
+ * free).  The caller holds a reference, or @p is being freed; @locked: the
+ * caller holds its page lock, which dirtying and cleaning take, so the
+ * dirty bit and the tags cannot move.  Release builds: nothing.
+ */
+#ifdef PC_DEBUG
+void pc__page_sanity(struct pc_cache *c, struct pc_page *p, bool locked);
+#else
+static inline void pc__page_sanity(struct pc_cache *c, struct pc_page *p,
+				   bool locked)
+{
+	(void)c;
+	(void)p;
+	(void)locked;
+}
+#endif
 
 /* lru.c */
 void pc__lru_add(struct pc_cache *c, struct pc_page *p);	/* takes a ref */
@@ -358,12 +375,11 @@ void pc__deactivate_page(struct pc_cache *c, struct pc_page *p);
 int pc__kswapd_start(struct pc_cache *c);
 void pc__kswapd_stop(struct pc_cache *c);
 void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
-/* Direct reclaim on @n; returns pages freed. */
-unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n);
 /*
- * The same, and *busy gets how many of the pages it looked at will become
- * reclaimable without their users' help (dirty, under writeback, locked
- * for I/O) as opposed to pinned: the allocator waits longer for those.
+ * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
+ * many of the pages it looked at will become reclaimable without their
+ * users' help (dirty, under writeback, locked for I/O) as opposed to
+ * pinned: the allocator waits longer for those.
  */
 unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy);
@@ -378,8 +394,6 @@ void pc__boost_for_latency(struct pc_cache *c, struct pc_node *n,
  * for it to free pages before reclaiming directly; true if it did.
  */
 bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n);
-/* Remove a clean, locked page from its mapping, leaving a shadow. */
-bool pc__remove_mapping(struct pc_cache *c, struct pc_page *p, bool shadow);
 
 /* workingset.c */
 void *pc__workingset_eviction(struct pc_cache *c, struct pc_page *p);

@@ -70,6 +70,7 @@ void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail)
 	}
 	atomic_store_explicit(&l->nr, atomic_load(&l->nr) + 1,
 			      memory_order_relaxed);
+	pc__page_sanity(c, p, false);
 }
 
 void pc__lru_del_locked(struct pc_node *n, struct pc_page *p)
@@ -78,6 +79,7 @@ void pc__lru_del_locked(struct pc_node *n, struct pc_page *p)
 	struct pc_lru *l = page_list(n, p);
 
 	PC_ASSERT_HELD(&n->lru_lock);
+	pc__page_sanity(c, p, false);
 	if (p->lru_prev != PC_NO_PFN)
 		pfn_page(c, p->lru_prev)->lru_next = p->lru_next;
 	else

@@ -407,6 +407,7 @@ static void free_one_locked(struct pc_cache *c, struct pc_node *n,
 	PC_ASSERT(!page_test(p, PG_lru) && !page_test(p, PG_locked));
 	/* Nothing dirty or in flight is ever freed: written data would be lost. */
 	PC_ASSERT(!page_test(p, PG_dirty) && !page_test(p, PG_writeback));
+	pc__page_sanity(c, p, false);
 	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	if (pfn - n->first_pfn >= atomic_load(&n->nr_frames)) {
@@ -466,22 +467,43 @@ void pc__page_release(struct pc_cache *c, struct pc_page *p)
 	pc__free_page(c, p);
 }
 
-void pc__page_sanity(struct pc_cache *c, struct pc_page *p)
-{
-	(void)c;
-	(void)p;
 #ifdef PC_DEBUG
+/*
+ * The checks of STYLE.md's page sanity, as this cache keeps pages:
+ *   on the LRU     not free: it has a reference;
+ *   free           (count 0, no mapping) off the LRU, clean, not under
+ *                  writeback, unlocked;
+ *   dirty          tagged dirty in its mapping, which counts it (checked
+ *                  under the page lock only: dirtying sets the bit, then
+ *                  the tag);
+ *   writeback      still in its mapping and not frozen by a remover (the
+ *                  kernel's "locked by reclaim": reclaim, truncation and
+ *                  migration never take a page under writeback).  Its tag
+ *                  is not checked: the completion clears it before the
+ *                  bit, without the page lock.
+ */
+void pc__page_sanity(struct pc_cache *c, struct pc_page *p, bool locked)
+{
 	uint32_t f = atomic_load(&p->flags);
 	struct pc_mapping *m = page_mapping(p);
+	int32_t count = page_count(p);
 
+	assert(p >= c->pages && p < c->pages + c->span_frames);
 	if (f & (1u << PG_lru))
-		assert(page_count(p) > 0);
-	if (f & (1u << PG_writeback))
-		assert(!(f & (1u << PG_dirty)) || m);
-	if ((f & (1u << PG_dirty)) && m && (f & (1u << PG_locked)))
+		assert(count > 0);
+	if (count == 0 && !m)
+		assert(!(f & (1u << PG_lru | 1u << PG_dirty |
+			      1u << PG_writeback | 1u << PG_locked)));
+	if (locked && m && (f & (1u << PG_dirty))) {
 		assert(atomic_load(&m->nr_dirty) > 0);
-#endif
+		urcu_bp_read_lock();
+		assert(pc__tree_tag_get(&m->tree, page_index(p), PC_TAG_DIRTY));
+		urcu_bp_read_unlock();
+	}
+	if (f & (1u << PG_writeback))
+		assert(m && count > 0);
 }
+#endif
 
 /* ------------------------------------------------------------------ */
 

@@ -383,12 +383,6 @@ static unsigned read_window(struct pc_file *f, uint64_t index, unsigned nr,
 	return read_window_z(f, index, nr, lookahead, flags, NULL);
 }
 
-unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
-			      unsigned lookahead)
-{
-	return read_window(f, index, nr, lookahead, 0);
-}
-
 /* Cached pages right before @index, at most @max (page_cache_prev_miss). */
 static unsigned count_history(struct pc_mapping *m, uint64_t index,
 			      unsigned max, bool *from_start)

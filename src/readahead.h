@@ -11,9 +11,6 @@
 void pc__ra_init(struct pc_file *f);
 /* The largest window of a file with no advice: readahead.max, or auto's. */
 unsigned pc__ra_default_max(struct pc_cache *c);
-/* Read @nr pages from @index into the cache, not waiting (window I/O). */
-unsigned pc__do_page_cache_ra(struct pc_file *f, uint64_t index, unsigned nr,
-			      unsigned lookahead);
 void pc__sync_readahead(struct pc_file *f, uint64_t index, unsigned req);
 void pc__async_readahead(struct pc_file *f, struct pc_page *p,
 			 uint64_t index, unsigned req);

@@ -7,7 +7,8 @@
  *     high ──────────  kswapd stops here and sleeps
  *     low  ──────────  an allocation that leaves the node here wakes kswapd
  *     min  ──────────  an allocation that finds every node it may use here
- *                      reclaims directly (pc__try_to_free_pages, node.c)
+ *                      reclaims directly (pc__alloc_page, node.c, calls
+ *                      pc__direct_reclaim)
  *
  * kswapd (balance_node) shrinks its node in batches of 32 until it is above
  * high, lowering the priority only when a pass frees nothing, and sleeps
@@ -258,18 +259,6 @@ static bool remove_locked(struct pc_cache *c, struct pc_mapping *m,
 	pc_trace(c, PC_TR_EVICT, p, PC_TRACE_EV_RECLAIM);
 	pc__delete_from_page_cache_locked(m, p, shadow);
 	return true;
-}
-
-bool pc__remove_mapping(struct pc_cache *c, struct pc_page *p, bool shadow)
-{
-	struct pc_mapping *m = page_mapping(p);
-	bool ok;
-
-	(void)shadow;
-	pc__lock(&m->tree_lock);
-	ok = remove_locked(c, m, p);
-	pc__unlock(&m->tree_lock);
-	return ok;
 }
 
 /* Remove the clean pages in @pages: they are locked, we hold one ref. */
@@ -559,11 +548,6 @@ bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n)
 	if (waited)
 		pc__inc(c, n->id, pgscan_direct_throttle);
 	return atomic_load(&n->reclaim_progress) != p0;
-}
-
-unsigned long pc__try_to_free_pages(struct pc_cache *c, struct pc_node *n)
-{
-	return pc__direct_reclaim(c, n, NULL);
 }
 
 /* ------------------------------------------------------------------ */

@@ -204,12 +204,13 @@ void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p)
 void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p)
 {
 	PC_ASSERT(page_test(p, PG_locked));
-	if (page_test_set(p, PG_dirty))
-		return;
-	pc__lock(&m->tree_lock);
-	pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
-	pc__unlock(&m->tree_lock);
-	account_dirtied(m, p);
+	if (!page_test_set(p, PG_dirty)) {
+		pc__lock(&m->tree_lock);
+		pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
+		pc__unlock(&m->tree_lock);
+		account_dirtied(m, p);
+	}
+	pc__page_sanity(m->cache, p, true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -234,8 +235,10 @@ struct wb_ctl {
 
 void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p)
 {
-	bool reclaim = page_test_clear(p, PG_reclaim);
+	bool reclaim;
 
+	pc__page_sanity(c, p, false);
+	reclaim = page_test_clear(p, PG_reclaim);
 	pc_trace(c, PC_TR_WB_END, p, 0);
 	pc__end_page_writeback_bit(&c->wait, p);
 	/* Reclaim met it at the tail under writeback: back to the tail. */
@@ -513,6 +516,7 @@ skip:
 							  memory_order_relaxed);
 				pc__inc(c, page_node(c, p)->id, nr_writeback);
 				pc_trace(c, PC_TR_WB_START, p, 0);
+				pc__page_sanity(c, p, true);
 				pc__unlock_page(&c->wait, p);
 				wb_add(&w, p);	/* our reference goes to the I/O */
 			}
