@@ -6,7 +6,9 @@
  * readers stream through eight budgets of pages: this measures the cache
  * and reclaim machinery, not the device (holes read as zeros without
  * I/O).  readtwice: two readers per file start together and read it from
- * start to end in 4 KiB reads; readonce: one.  They run for --duration or
+ * start to end in 4 KiB reads; readonce: one; readonce-1: one reader of
+ * one file of 8 x B, a single stream (the shape of seed 002's check of
+ * direct reclaim by one reader).  They run for --duration or
  * until the files are read.  Headline: the sum of every reader's KB/s
  * (KB = 1024 bytes).  Also the share of reclaim done directly,
  * pgsteal_direct / (pgsteal_direct + pgsteal_kswapd) (rep.c derives it
@@ -29,12 +31,13 @@ struct reader {
 	double secs;
 };
 
-static void params(struct pcb_params *p, const struct pcb_opts *o, int readers)
+static void params_files(struct pcb_params *p, const struct pcb_opts *o,
+			 int files, int readers)
 {
-	uint64_t size = 8 * o->budget / (uint64_t)o->cpus / BLOCK * BLOCK;
+	uint64_t size = 8 * o->budget / (uint64_t)files / BLOCK * BLOCK;
 
 	pcb_param_set(p, "budget", (int64_t)o->budget);
-	pcb_param_set(p, "files", o->cpus);
+	pcb_param_set(p, "files", files);
 	pcb_param_set(p, "file_size", (int64_t)size);
 	pcb_param_set(p, "readers_per_file", readers);
 	pcb_param_set(p, "block", BLOCK);
@@ -43,12 +46,17 @@ static void params(struct pcb_params *p, const struct pcb_opts *o, int readers)
 
 static void readtwice_params(struct pcb_params *p, const struct pcb_opts *o)
 {
-	params(p, o, 2);
+	params_files(p, o, o->cpus, 2);
 }
 
 static void readonce_params(struct pcb_params *p, const struct pcb_opts *o)
 {
-	params(p, o, 1);
+	params_files(p, o, o->cpus, 1);
+}
+
+static void readonce1_params(struct pcb_params *p, const struct pcb_opts *o)
+{
+	params_files(p, o, 1, 1);
 }
 
 static uint64_t sparse_disk(const struct pcb_params *p)
@@ -155,6 +163,20 @@ const struct pcb_workload pcb_wl_readonce = {
 	.timed = true,
 	.engines = PCB_ENG_ALL,
 	.params = readonce_params,
+	.disk = sparse_disk,
+	.prepare = prepare,
+	.run = run,
+};
+
+const struct pcb_workload pcb_wl_readonce_1 = {
+	.name = "readonce-1",
+	.group = "readonce",
+	.what = "one reader of one sparse file of 8xB: a single stream (seed 002)",
+	.metric = "KB/s",
+	.higher = true,
+	.timed = true,
+	.engines = PCB_ENG_ALL,
+	.params = readonce1_params,
 	.disk = sparse_disk,
 	.prepare = prepare,
 	.run = run,

@@ -40,7 +40,7 @@ int pcb_engine_find(const char *name)
 }
 
 extern const struct pcb_workload pcb_wl_seq_write, pcb_wl_dd_async,
-	pcb_wl_readtwice, pcb_wl_readonce,
+	pcb_wl_readtwice, pcb_wl_readonce, pcb_wl_readonce_1,
 	pcb_wl_aim7_disk_wrt, pcb_wl_aim7_disk_rr, pcb_wl_aim7_disk_rw,
 	pcb_wl_aim7_disk_rd, pcb_wl_aim7_disk_cp, pcb_wl_aim7_sync_disk_rw,
 	pcb_wl_aim7_creat_clo,
@@ -56,6 +56,7 @@ const struct pcb_workload *const pcb_workloads[] = {
 	&pcb_wl_dd_async,
 	&pcb_wl_readtwice,		/* wl_read.c */
 	&pcb_wl_readonce,
+	&pcb_wl_readonce_1,
 	&pcb_wl_aim7_disk_wrt,		/* wl_aim7.c */
 	&pcb_wl_aim7_disk_rr,
 	&pcb_wl_aim7_disk_rw,
