@@ -517,24 +517,47 @@ static int cache_register(struct pc_cache *c)
  * restarted, for the workers) on both sides.  Registered once, by the
  * first pc_cache_create.
  */
+#ifdef PC_TSAN
+/* TSan cannot run threads in a forked child: its restart of the call_rcu
+ * worker would kill it, and a TSan child makes no cache of its own. */
+static void rcu_workers_prepare(void) {}
+static void rcu_workers_parent(void) {}
+static void rcu_workers_child(void) {}
+#else
+static void rcu_workers_prepare(void)
+{
+	urcu_bp_call_rcu_before_fork();
+}
+
+static void rcu_workers_parent(void)
+{
+	urcu_bp_call_rcu_after_fork_parent();
+}
+
+static void rcu_workers_child(void)
+{
+	urcu_bp_call_rcu_after_fork_child();
+}
+#endif
+
 static void fork_prepare(void)
 {
 	pc__lock(&live_lock);
-	urcu_bp_call_rcu_before_fork();
+	rcu_workers_prepare();
 	urcu_bp_before_fork();
 }
 
 static void fork_parent(void)
 {
 	urcu_bp_after_fork_parent();
-	urcu_bp_call_rcu_after_fork_parent();
+	rcu_workers_parent();
 	pc__unlock(&live_lock);
 }
 
 static void fork_child(void)
 {
 	urcu_bp_after_fork_child();
-	urcu_bp_call_rcu_after_fork_child();
+	rcu_workers_child();
 	pc__unlock(&live_lock);
 }
 

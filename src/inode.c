@@ -162,7 +162,10 @@ void pc__invalidate_pages(struct pc_mapping *m)
 
 /*
  * Cut the backing file back to m->size after whole-block writes of the
- * last page.  The size is read and the file cut with i_rwsem held
+ * last page - only as far as those writes reached (m->wb_end): a disk
+ * longer than that was made so by someone else (a program's own write(2)
+ * behind the cache, another process), which is not ours to cut; the next
+ * open revalidates instead.  The size is read and the file cut with i_rwsem held
  * exclusively: a size read before a concurrent extending write, used after
  * that write's block reached the disk, would cut fsynced data (and the
  * next fix would extend the file again with zeros).  Without @wait (the
@@ -172,21 +175,29 @@ void pc__invalidate_pages(struct pc_mapping *m)
 int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 {
 	struct stat st;
-	int r = 0, fd;
+	bool idle;
+	int r = 0;
 
 	pc__lock(&m->disk_size_lock);
-	fd = m->fd;
-	pc__unlock(&m->disk_size_lock);
-	if (fd < 0)
-		return 0;	/* closed and clean: nothing of ours to cut */
-	if (fstat(m->fd, &st) != 0)
-		return -errno;
-	if (st.st_size == atomic_load(&m->size)) {
-		pc__lock(&m->disk_size_lock);
-		pc__seen_set_locked(m, &st);
+	if (m->fd < 0) {
 		pc__unlock(&m->disk_size_lock);
-		return 0;
+		return 0;	/* closed and clean: nothing of ours to cut */
 	}
+	idle = pc__wb_end_begin_locked(m);
+	if (fstat(m->fd, &st) != 0) {
+		r = -errno;
+	} else if (st.st_size == atomic_load(&m->size)) {
+		pc__wb_end_cut_locked(m, idle, st.st_size);
+		pc__seen_set_locked(m, &st);
+	} else if (pc__disk_theirs(m, st.st_size)) {
+		/* not ours to cut: the next open revalidates */
+	} else {
+		r = 1;	/* a cut to make */
+	}
+	pc__unlock(&m->disk_size_lock);
+	if (r <= 0)
+		return r;
+	r = 0;
 	if (!wait) {
 		if (!pc__write_trylock(&m->i_rwsem))
 			return 0;
@@ -194,12 +205,19 @@ int pc__fix_disk_size(struct pc_mapping *m, bool wait)
 		pc__write_lock(&m->i_rwsem);
 	}
 	pc__lock(&m->disk_size_lock);
-	if (fstat(m->fd, &st) != 0)
+	idle = pc__wb_end_begin_locked(m);
+	if (fstat(m->fd, &st) != 0) {
 		r = -errno;
-	else if (st.st_size != atomic_load(&m->size) &&
-		 ftruncate(m->fd, atomic_load(&m->size)) != 0)
+	} else if (pc__disk_theirs(m, st.st_size)) {
+		pc__unlock(&m->disk_size_lock);
+		pc__rw_unlock(&m->i_rwsem);
+		return 0;
+	} else if (st.st_size != atomic_load(&m->size) &&
+		   ftruncate(m->fd, atomic_load(&m->size)) != 0) {
 		r = -errno;
+	}
 	m->disk_size = atomic_load(&m->size);
+	pc__wb_end_cut_locked(m, idle, m->disk_size);
 	pc__seen_refresh_locked(m);
 	pc__unlock(&m->disk_size_lock);
 	pc__rw_unlock(&m->i_rwsem);
@@ -335,6 +353,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 	atomic_init(&m->size, st->st_size);
 	m->disk_size = st->st_size;
 	pc__seen_set_locked(m, st);	/* nobody else sees it yet */
+	atomic_init(&m->wb_end, st->st_size);
 	atomic_init(&m->first_node, -1);
 	atomic_init(&m->refs, 1);	/* the table's */
 	return m;
@@ -447,11 +466,16 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	if (mfd >= 0)
 		close(mfd);	/* another opener gave it one first */
 	if ((flags & O_TRUNC) && writable) {
+		bool idle;
+
 		pc__write_lock(&m->i_rwsem);
 		truncate_to(m, 0);
 		pc__lock(&m->disk_size_lock);
-		if (ftruncate(m->fd, 0) == 0)
+		idle = pc__wb_end_begin_locked(m);
+		if (ftruncate(m->fd, 0) == 0) {
 			m->disk_size = 0;
+			pc__wb_end_cut_locked(m, idle, 0);
+		}
 		pc__seen_refresh_locked(m);
 		pc__unlock(&m->disk_size_lock);
 		pc__rw_unlock(&m->i_rwsem);
@@ -668,6 +692,7 @@ PC_EXPORT int pc_cache_sync(pc_cache *c)
 PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 {
 	struct pc_mapping *m;
+	bool idle;
 	int r = 0;
 
 	if (!f || len < 0)
@@ -678,10 +703,13 @@ PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 	pc__write_lock(&m->i_rwsem);
 	truncate_to(m, len);
 	pc__lock(&m->disk_size_lock);
-	if (ftruncate(m->fd, len) != 0)
+	idle = pc__wb_end_begin_locked(m);
+	if (ftruncate(m->fd, len) != 0) {
 		r = -errno;
-	else
+	} else {
 		m->disk_size = len;
+		pc__wb_end_cut_locked(m, idle, len);
+	}
 	pc__seen_refresh_locked(m);
 	pc__unlock(&m->disk_size_lock);
 	pc__rw_unlock(&m->i_rwsem);

@@ -141,6 +141,10 @@ struct pc_mapping {
 	/* filemap.c: pages [lo, hi) last found to be data on disk (SEEK_DATA),
 	   lo << 32 | hi; 0: none.  Atomic: read and written without a lock */
 	_Atomic uint64_t data_extent;
+	/* How far our whole-block writes of the last page reach since the disk
+	   was last cut to m->size: a disk that long is ours (coherence.c).
+	   Written under disk_size_lock, read without it. */
+	_Atomic int64_t wb_end;
 
 	struct pc_lock tree_lock;
 	struct pc_tree tree;		/* tree_lock for writers; RCU readers */
@@ -491,6 +495,12 @@ struct stat;
 void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
 void pc__seen_refresh_locked(struct pc_mapping *m);
 void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */
+/* m->wb_end starts again at a cut of the disk (coherence.c): begin before
+   the disk's size is looked at or set, cut after, disk_size_lock held. */
+bool pc__wb_end_begin_locked(struct pc_mapping *m);
+void pc__wb_end_cut_locked(struct pc_mapping *m, bool idle, int64_t size);
+/* Is the disk, @disk bytes, longer than our own writes could make it? */
+bool pc__disk_theirs(struct pc_mapping *m, int64_t disk);
 /* At an open of @m: drop what another process made stale (@st: fstat). */
 void pc__revalidate(struct pc_mapping *m, const struct stat *st);
 

@@ -389,6 +389,15 @@ static void wb_close_run(struct wb_ctl *w)
 	}
 	io->m = m;
 	io->nr = n;
+	{	/* the disk may be this long once it is written, by our doing:
+		   claimed before the write can happen (coherence.c) */
+		int64_t end = (int64_t)(page_index(w->run[n - 1]) + 1) << PC_PAGE_SHIFT;
+
+		pc__lock(&m->disk_size_lock);
+		if (end > atomic_load(&m->wb_end))
+			atomic_store(&m->wb_end, end);
+		pc__unlock(&m->disk_size_lock);
+	}
 	for (unsigned k = 0; k < n; k++) {
 		io->pages[k] = w->run[k];
 		io->iov[k].iov_base = page_data(c, w->run[k]);

@@ -190,6 +190,30 @@ static void test_close_to_open(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/* Another writer appends less than a block past our end: theirs, kept. */
+static void test_small_append_behind(void **state)
+{
+	const char *path = tu_path("small");
+	char back[16] = { 0 };
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_pwrite(f, "abc", 3, 0), 3);
+	assert_int_equal(pc_fsync(f), 0);	/* a whole block written, cut to 3 */
+	assert_int_equal(pc_close(f), 0);
+	kernel_write(path, "def", 3, 3);
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &f), 0);
+	assert_int_equal(pc_size(f), 6);
+	assert_int_equal(pc_pread(f, back, sizeof(back), 0), 6);
+	assert_string_equal(back, "abcdef");
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	assert_int_equal(disk_size(path), 6);
+}
+
 /* The cache's own background writeback is not another writer. */
 static void test_own_writeback_not_stale(void **state)
 {
@@ -409,6 +433,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_fd),
 		cmocka_unit_test(test_open_fd_trunc),
 		cmocka_unit_test(test_close_to_open),
+		cmocka_unit_test(test_small_append_behind),
 		cmocka_unit_test(test_own_writeback_not_stale),
 		cmocka_unit_test(test_stale_with_dirty),
 		cmocka_unit_test(test_stat_sync),
