@@ -4,7 +4,8 @@
 #   make run        the default benchmark suite, then the comparison
 #   make test       the test suite (build/test: -O2, asserts, lock checks)
 #   make check      the test suite, then again under ASan+UBSan and TSan
-#   make install    PREFIX=/usr/local: header, libraries, pkg-config file
+#   make install    PREFIX=/usr/local: header, libraries, the preload
+#                   library, pkg-config file, the command
 #
 # Every source under src/, tools/ and tests/ is found by wildcard: a new
 # module needs no edit here.
@@ -33,9 +34,12 @@ CFLAGS   += -O2 -DPC_DEBUG
 else ifeq ($(V),asan)
 CFLAGS   += -O1 -DPC_DEBUG -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
+# pagecache exec preloads the runtime before an instrumented shim.
+CPPFLAGS += -DPC_SANITIZER_RUNTIME='"$(shell $(CC) -print-file-name=libasan.so)"'
 else ifeq ($(V),tsan)
 CFLAGS   += -O1 -DPC_DEBUG -DPC_TSAN -fsanitize=thread -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=thread
+CPPFLAGS += -DPC_SANITIZER_RUNTIME='"$(shell $(CC) -print-file-name=libtsan.so)"'
 else
 $(error unknown V=$(V): release, test, asan or tsan)
 endif
@@ -44,16 +48,21 @@ endif
 # the library's internals.  The one exception, the trace file's format, is
 # reached by its path (tools/trace/trace.h: "../../src/trace_fmt.h").
 $(BUILD)/tools/%.o: CPPFLAGS := $(filter-out -Isrc,$(CPPFLAGS))
+# The preload shim is a client of the public API like the tools.
+$(BUILD)/preload/%.o: CPPFLAGS := $(filter-out -Isrc,$(CPPFLAGS))
 
 LIB_SRC   := $(sort $(wildcard src/*.c))
 TOOL_SRC  := $(sort $(wildcard tools/*.c tools/*/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 TESTUTIL  := $(sort $(wildcard tests/util*.c))
+PRELOAD_SRC := $(sort $(wildcard preload/*.c))
 
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ  := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TUTIL_OBJ := $(TESTUTIL:%.c=$(BUILD)/%.o)
 TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+PRELOAD_SO  := $(BUILD)/libpagecache-preload.so
 
 .PHONY: all lib tools tests test check run deps install clean FORCE
 all: deps lib tools
@@ -61,10 +70,11 @@ all: deps lib tools
 deps:
 	@scripts/deps.sh
 
-lib: $(BUILD)/libpagecache.a $(BUILD)/libpagecache.so $(BUILD)/pagecache.pc
+lib: $(BUILD)/libpagecache.a $(BUILD)/libpagecache.so $(BUILD)/pagecache.pc \
+     $(PRELOAD_SO)
 tools: $(BUILD)/pagecache
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h tools/*/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h tools/*/*.h tests/*.h preload/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -76,6 +86,17 @@ $(BUILD)/libpagecache.a: $(LIB_OBJ)
 $(BUILD)/libpagecache.so: $(LIB_OBJ) src/libpagecache.map
 	$(CC) -shared -Wl,--version-script=src/libpagecache.map \
 	      -Wl,-soname,libpagecache.so.0 $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+# libpagecache-preload.so, behind `pagecache exec`: the shim (preload/) and
+# the library in one object.  The library's threads start through the
+# shim's wrapper of pthread_create, so that what they call goes straight to
+# libc (preload/real.c).  It exports the interposed libc names only.
+$(PRELOAD_SO): $(PRELOAD_OBJ) $(LIB_OBJ) preload/preload.map
+	@echo "  LD      $@"
+	@$(CC) -shared -Wl,--wrap=pthread_create -Wl,-z,defs \
+	      -Wl,--version-script=preload/preload.map \
+	      -Wl,-soname,libpagecache-preload.so $(LDFLAGS) -o $@ \
+	      $(PRELOAD_OBJ) $(LIB_OBJ) $(LDLIBS) -ldl
 
 $(BUILD)/pagecache.pc: pagecache.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
@@ -107,7 +128,22 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TUTIL_OBJ) $(LIB_OBJ) \
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS) -lcmocka
 
-tests: $(TESTS) $(BUILD)/pagecache
+# test_preload*.c are programs under the shim: they link the shim of its own
+# flavour (so make check runs the shim under ASan and TSan), not the
+# library's objects, and of tests/util only the thread-safe assertions.
+PRELOAD_TESTS := $(filter $(BUILD)/tests/test_preload%,$(TESTS))
+$(PRELOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o \
+		$(BUILD)/tests/util_assert.o $(PRELOAD_SO)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -Wl,-rpath,$(abspath $(BUILD)) \
+	      $(PRELOAD_SO) -lpthread -lcmocka
+
+# A plain program tests/test_exec.sh runs with and without the shim.
+$(BUILD)/tests/preload_helper: $(BUILD)/tests/preload_helper.o
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $<
+
+tests: $(TESTS) $(BUILD)/pagecache $(PRELOAD_SO) $(BUILD)/tests/preload_helper
 
 test: deps
 	@$(MAKE) --no-print-directory V=test tests
@@ -131,6 +167,7 @@ install: all
 	install -m 644 include/pagecache.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libpagecache.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libpagecache.so $(DESTDIR)$(PREFIX)/lib/libpagecache.so.0
+	install -m 755 $(PRELOAD_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libpagecache.so.0 $(DESTDIR)$(PREFIX)/lib/libpagecache.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pagecache.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pagecache.pc

@@ -1,0 +1,406 @@
+/*
+ * process.c - the process's cache, the files the kernel serves, and the
+ * hand-off of descriptions from the cache to the kernel.
+ *
+ * The cache.  One per process, made at the first managed open from
+ * PAGECACHE_CONFIG (pagecache exec sets it; pc_cache_create's syntax).  If
+ * it cannot be made, a message says so once and the process runs on the
+ * kernel alone.  Made, it registers the exit flush (atexit, and the .so's
+ * destructor in case exit() skipped it) and, once per process tree, the
+ * fork handlers - after the library registered its own in
+ * pc_cache_create, so ours run first in the parent (prepare handlers run
+ * in reverse order): our prepare writes back through a library that must
+ * still take its locks.
+ *
+ * Kernel files.  A struct shim_kfile stands for a file the kernel serves:
+ * while it has references (handed-off fds, stdio streams) or is permanent
+ * (mapped, or opened O_DIRECT), new opens of it are passed through, so the
+ * process never has the file both in the cache and in the kernel's hands.
+ * kfiles hash by (dev, ino); one whose count fell to zero is unlinked by
+ * the next walk of its bucket (under files_lock), not by the put, which
+ * may run under it.
+ *
+ * Hand-off (handoff), for a set of descriptions (one file's, or all):
+ *   0. their data is written back (the bulk, before anything stops);
+ *   1. a reference to each chosen ofd is taken;
+ *   2. one description at a time, its pos_lock is taken: calls using its
+ *      offset have finished (never two pos_locks at once);
+ *   3. under fdt_lock, every entry pointing to it becomes an entry of its
+ *      file's kfile, and the kernel's offset of the description is set to
+ *      ours (lseek on one of its fds, which cannot be closed meanwhile:
+ *      close takes fdt_lock to clear the entry first);
+ *   4. the calls still in flight through the cache (they hold references)
+ *      are waited for, a bounded number of turns;
+ *   5. written back again (what those calls wrote), pages dropped if asked.
+ * The entries' references on the ofds go last, closing the pc_files.
+ *
+ * Fork: the prepare handler takes files_lock, hands off every description
+ * (fork shares them with the child) and takes fdt_lock; the parent's
+ * handler releases both; the child's starts afresh: no cache (a new one at
+ * its first managed open), zeroed counters, locks as new.  The inherited
+ * fds are all kfile entries by then, passed through in both processes.
+ *
+ * Exit (atexit, the destructor, _exit, _Exit): caching stops (new opens
+ * pass through), every description is handed off, the cache is written
+ * back, the stats flushed.  What a later atexit handler writes goes to the
+ * kernel.  A process killed by a signal writes nothing back.
+ *
+ * Locks: files_lock, then one ofd's pos_lock, then fdt_lock.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+_Atomic(pc_cache *) shim_cache;
+pthread_mutex_t shim_files_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define KFILE_BUCKETS 256
+static struct shim_kfile *kfiles[KFILE_BUCKETS];	/* files_lock */
+
+enum { STATE_ACTIVE, STATE_EXITING, STATE_OFF };
+static _Atomic int state;
+static _Atomic int exit_done;
+static bool atexit_registered;	/* files_lock */
+static bool atfork_registered;	/* files_lock; inherited by children */
+
+#define DRAIN_TURNS 100000	/* sched_yield turns waiting for calls */
+
+bool shim_active(void)
+{
+	return atomic_load_explicit(&state, memory_order_relaxed) == STATE_ACTIVE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fork and exit hooks.                                                */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&shim_files_lock);
+	if (atomic_load(&shim_cache)) {
+		shim_handoff_all_locked(true);
+		SHIM_INC(fork_handoffs);
+	}
+	shim_fdt_lock();
+}
+
+static void fork_parent(void)
+{
+	shim_fdt_unlock();
+	pthread_mutex_unlock(&shim_files_lock);
+}
+
+static void fork_child(void)
+{
+	shim_fdt_reinit();
+	pthread_mutex_init(&shim_files_lock, NULL);
+	/* The parent's cache lives on only in the parent: its threads
+	 * stayed there.  Ours comes at our first managed open. */
+	atomic_store(&shim_cache, NULL);
+	atexit_registered = false;
+	atomic_store(&exit_done, 0);
+	shim_stats_reset();
+}
+
+static void exit_hook(void)
+{
+	shim_exit_flush();
+}
+
+__attribute__((destructor)) static void shim_fini(void)
+{
+	shim_exit_flush();	/* exit() ran no atexit handler of ours */
+}
+
+void shim_init(void)
+{
+	/* Nothing to do before the first managed open: everything is
+	 * lazy, so that calls before main need no initialisation. */
+}
+
+/* ------------------------------------------------------------------ */
+/* The cache.                                                          */
+
+/* files_lock held. */
+static pc_cache *cache_make_locked(void)
+{
+	const char *cfg = getenv("PAGECACHE_CONFIG");
+	pc_cache *c = NULL;
+	int r;
+
+	r = LIB(pc_cache_create(&c, cfg && *cfg ? cfg : NULL));
+	if (r) {
+		char msg[160];
+		int n = snprintf(msg, sizeof(msg), "pagecache preload: no cache "
+				 "(%s): the program runs without it\n", strerror(-r));
+
+		if (n > 0)
+			REAL(write)(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		atomic_store(&state, STATE_OFF);
+		return NULL;
+	}
+	atomic_store_explicit(&shim_cache, c, memory_order_release);
+	if (!atexit_registered) {
+		atexit(exit_hook);
+		atexit_registered = true;
+	}
+	if (!atfork_registered) {
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		atfork_registered = true;
+	}
+	return c;
+}
+
+pc_cache *shim_cache_get(void)
+{
+	pc_cache *c = atomic_load_explicit(&shim_cache, memory_order_acquire);
+
+	if (c || !shim_active())
+		return c;
+	return cache_make_locked();	/* callers hold files_lock */
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel files.                                                       */
+
+static struct shim_kfile **bucket(dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)dev * 0x9E3779B97F4A7C15ull) ^ (uint64_t)ino;
+
+	return &kfiles[(h ^ (h >> 29)) % KFILE_BUCKETS];
+}
+
+struct shim_kfile *shim_kfile_find_locked(dev_t dev, ino_t ino)
+{
+	struct shim_kfile **pp = bucket(dev, ino), *k;
+
+	while ((k = *pp)) {
+		if (!k->permanent && atomic_load(&k->refs) == 0) {
+			*pp = k->next;	/* nothing refers to it any more */
+			free(k);
+			continue;
+		}
+		if (k->dev == dev && k->ino == ino)
+			return k;
+		pp = &k->next;
+	}
+	return NULL;
+}
+
+struct shim_kfile *shim_kfile_get_locked(dev_t dev, ino_t ino)
+{
+	struct shim_kfile *k = shim_kfile_find_locked(dev, ino);
+
+	if (!k) {
+		struct shim_kfile **b = bucket(dev, ino);
+
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return NULL;
+		k->dev = dev;
+		k->ino = ino;
+		k->next = *b;
+		*b = k;
+	}
+	atomic_fetch_add(&k->refs, 1);
+	return k;
+}
+
+void shim_kfile_put(struct shim_kfile *k)
+{
+	atomic_fetch_sub(&k->refs, 1);	/* the next walk unlinks it at 0 */
+}
+
+/* ------------------------------------------------------------------ */
+/* Hand-off.                                                           */
+
+struct chosen {
+	struct shim_ofd *o;
+	struct shim_kfile *k;	/* its file's, once leaving */
+	bool leaving;		/* to be handed off */
+};
+
+struct handoff {
+	struct chosen *v;
+	unsigned n, cap;
+};
+
+static bool chosen_has(const struct handoff *h, const struct shim_ofd *o)
+{
+	for (unsigned i = 0; i < h->n; i++)
+		if (h->v[i].o == o)
+			return true;
+	return false;
+}
+
+/* 1. The descriptions, one reference each: of (dev, ino), or all. */
+static void choose(struct handoff *h, bool all, dev_t dev, ino_t ino)
+{
+	unsigned span = shim_fdt_span();
+
+	for (unsigned fd = 0; fd < span; fd++) {
+		struct shim_ofd *o;
+
+		if (!shim_e_ofd(shim_fdt_get((int)fd)))
+			continue;
+		o = shim_ofd_get((int)fd);
+		if (!o)
+			continue;
+		if ((!all && (o->dev != dev || o->ino != ino)) || chosen_has(h, o)) {
+			shim_ofd_put(o);
+			continue;
+		}
+		if (h->n == h->cap) {
+			unsigned cap = h->cap ? 2 * h->cap : 16;
+			struct chosen *v = realloc(h->v, cap * sizeof(*v));
+
+			if (!v) {
+				shim_ofd_put(o);
+				break;
+			}
+			h->v = v;
+			h->cap = cap;
+		}
+		h->v[h->n++] = (struct chosen){ o, NULL, true };
+	}
+}
+
+/* Does every fd of @o have FD_CLOEXEC (exec closes them all)? */
+static bool all_cloexec(struct shim_ofd *o)
+{
+	unsigned span = shim_fdt_span();
+
+	for (unsigned fd = 0; fd < span; fd++)
+		if (shim_fdt_get((int)fd) == (uintptr_t)o &&
+		    !(REAL(fcntl)((int)fd, F_GETFD) & FD_CLOEXEC))
+			return false;
+	return true;
+}
+
+/*
+ * 2, 3 for one description: its pos_lock (calls using the offset have
+ * finished), then under fdt_lock every entry of it becomes an entry of
+ * its file's kfile and the kernel's offset is set on its first fd.  The
+ * entries' references are returned in @dropped[*moved...].
+ */
+static void hand_off_one(struct chosen *ch, unsigned span, uintptr_t *dropped,
+			 unsigned *moved)
+{
+	bool offset_set = false;
+
+	pthread_mutex_lock(&ch->o->pos_lock);
+	shim_fdt_lock();
+	for (unsigned fd = 0; fd < span; fd++) {
+		if (shim_fdt_get_locked((int)fd) != (uintptr_t)ch->o)
+			continue;
+		if (!offset_set) {
+			REAL(lseek)((int)fd, ch->o->pos, SEEK_SET);
+			offset_set = true;
+		}
+		atomic_fetch_add(&ch->k->refs, 1);
+		shim_fdt_set_locked((int)fd, (uintptr_t)ch->k | SHIM_E_KFILE);
+		dropped[(*moved)++] = (uintptr_t)ch->o;
+	}
+	shim_fdt_unlock();
+	pthread_mutex_unlock(&ch->o->pos_lock);
+}
+
+/* 2-4.  files_lock held. */
+static void hand_off(struct handoff *h)
+{
+	unsigned span = shim_fdt_span(), moved = 0;
+	uintptr_t *dropped = calloc(span ? span : 1, sizeof(*dropped));
+
+	for (unsigned i = 0; dropped && i < h->n; i++) {
+		struct chosen *ch = &h->v[i];
+
+		if (!ch->leaving)
+			continue;
+		ch->k = shim_kfile_get_locked(ch->o->dev, ch->o->ino);
+		if (ch->k)
+			hand_off_one(ch, span, dropped, &moved);
+	}
+	for (unsigned i = 0; i < moved; i++)
+		shim_ofd_put((struct shim_ofd *)dropped[i]);
+	free(dropped);
+	/* 4. Calls still in flight through the cache hold references. */
+	for (unsigned i = 0; i < h->n; i++)
+		for (int t = 0; h->v[i].leaving && t < DRAIN_TURNS &&
+				atomic_load(&h->v[i].o->refs) > 1; t++)
+			sched_yield();
+}
+
+static void release(struct handoff *h)
+{
+	for (unsigned i = 0; i < h->n; i++) {
+		if (h->v[i].k)
+			shim_kfile_put(h->v[i].k);
+		shim_ofd_put(h->v[i].o);
+	}
+	free(h->v);
+}
+
+/* Write back (and drop) what the cache holds of the file. */
+static void file_writeback(pc_cache *c, pc_file *f, dev_t dev, ino_t ino,
+			   bool drop)
+{
+	struct stat st;
+
+	if (f && drop) {
+		LIB(pc_invalidate(f));
+		return;
+	}
+	memset(&st, 0, sizeof(st));	/* closed, or only written back */
+	st.st_dev = dev;
+	st.st_ino = ino;
+	st.st_mode = S_IFREG;
+	LIB(pc_cache_sync_file(c, &st));
+}
+
+struct shim_kfile *shim_handoff_file_locked(dev_t dev, ino_t ino, bool drop)
+{
+	pc_cache *c = atomic_load(&shim_cache);
+	struct handoff h = { NULL, 0, 0 };
+	pc_file *f;
+
+	if (c) {
+		choose(&h, false, dev, ino);
+		f = h.n ? h.v[0].o->file : NULL;	/* h holds it */
+		file_writeback(c, f, dev, ino, drop);	/* 0 */
+		hand_off(&h);
+		file_writeback(c, f, dev, ino, drop);	/* 5 */
+		release(&h);
+	}
+	return shim_kfile_get_locked(dev, ino);
+}
+
+void shim_handoff_all_locked(bool cloexec_too)
+{
+	pc_cache *c = atomic_load(&shim_cache);
+	struct handoff h = { NULL, 0, 0 };
+
+	if (!c)
+		return;
+	LIB(pc_cache_sync(c));	/* 0 */
+	choose(&h, true, 0, 0);
+	if (!cloexec_too)
+		for (unsigned i = 0; i < h.n; i++)
+			h.v[i].leaving = !all_cloexec(h.v[i].o);
+	hand_off(&h);
+	LIB(pc_cache_sync(c));	/* 5 */
+	release(&h);
+}
+
+void shim_exit_flush(void)
+{
+	if (atomic_exchange(&exit_done, 1))
+		return;
+	if (atomic_load(&state) == STATE_ACTIVE)
+		atomic_store(&state, STATE_EXITING);
+	pthread_mutex_lock(&shim_files_lock);
+	shim_handoff_all_locked(true);
+	pthread_mutex_unlock(&shim_files_lock);
+	shim_stats_flush(true);
+}

@@ -1,0 +1,451 @@
+/*
+ * rw.c - the read and write paths, and lseek.
+ *
+ * Every call here looks its fd up once; an fd the shim does not manage
+ * goes to libc with nothing else done.  On a managed one:
+ *
+ *   read, write, readv, writev,     the description's offset, under its
+ *   preadv2/pwritev2 at offset -1   pos_lock (the kernel's f_pos_lock):
+ *                                   read it, do the call, advance it
+ *   pread, pwrite, preadv,          at the offset given; pwrite on an
+ *   pwritev, p*v2 at an offset      O_APPEND description appends (Linux)
+ *   lseek                           the offset only; the size is the cache's
+ *
+ * Writes go through pc_writev, which appends under the file's i_rwsem and
+ * says where the data ended: O_APPEND (the description's status flag,
+ * which F_SETFL changes) and RWF_APPEND/RWF_NOAPPEND are passed per call,
+ * so the pc_file itself is never O_APPEND.
+ *
+ * The kernel's checks and errnos, in its order: EBADF for the wrong access
+ * mode, EINVAL for a bad iovec count or a negative offset, EFAULT for a
+ * NULL buffer with a length, EOPNOTSUPP for RWF flags it does not know (and
+ * for RWF_NOWAIT and RWF_ATOMIC, which a buffered file refuses the same
+ * way); counts are cut to the kernel's largest transfer (MAX_RW_COUNT).
+ * What cannot be done the kernel's way: a buffer pointing at unmapped
+ * memory faults in the shim (the copy is ours) instead of giving EFAULT.
+ *
+ * SEEK_DATA and SEEK_HOLE see the whole file as data, as on a filesystem
+ * without holes: correct, and what the cache's view (dirty pages not yet on
+ * the disk) allows.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#ifndef RWF_NOAPPEND
+#define RWF_NOAPPEND 0x00000020
+#endif
+#define RWF_ATOMIC_ 0x00000040
+#define RWF_DONTCACHE_ 0x00000080
+#define RWF_KNOWN (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | \
+		   RWF_NOAPPEND | RWF_ATOMIC_ | RWF_DONTCACHE_)
+
+/*
+ * The kernel's checks of an iovec: -EINVAL for the count, -EFAULT for a
+ * NULL buffer with a length.  More than MAX_RW_COUNT is cut, in a copy
+ * (*cut, the caller frees it; -ENOMEM without one).  Returns the count.
+ */
+static int iov_check(const struct iovec *iov, int cnt, struct iovec **cut)
+{
+	size_t total = 0;
+
+	*cut = NULL;
+	if (cnt < 0 || cnt > IOV_MAX)
+		return -EINVAL;
+	if (cnt && !iov)
+		return -EFAULT;
+	for (int i = 0; i < cnt; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -EFAULT;
+		if (iov[i].iov_len > (size_t)SSIZE_MAX)
+			return -EINVAL;
+		if (total + iov[i].iov_len > (size_t)SHIM_MAX_RW) {
+			*cut = malloc((size_t)(i + 1) * sizeof(*iov));
+			if (!*cut)
+				return -ENOMEM;
+			memcpy(*cut, iov, (size_t)(i + 1) * sizeof(*iov));
+			(*cut)[i].iov_len = (size_t)SHIM_MAX_RW - total;
+			return i + 1;
+		}
+		total += iov[i].iov_len;
+	}
+	return cnt;
+}
+
+ssize_t shim_ofd_readv(struct shim_ofd *o, const struct iovec *iov, int cnt,
+		       off_t *pos)
+{
+	struct iovec *cut;
+	ssize_t r;
+
+	if (!shim_can_read(atomic_load(&o->flags)))
+		return shim_fail(-EBADF);
+	if ((r = iov_check(iov, cnt, &cut)) < 0)
+		return shim_fail(r);
+	if (*pos < 0) {
+		free(cut);
+		return shim_fail(-EINVAL);
+	}
+	r = LIB(pc_readv(o->file, cut ? cut : iov, (int)r, pos));
+	free(cut);
+	if (r < 0)
+		return shim_fail(r);
+	SHIM_INC(managed_reads);
+	SHIM_ADD(managed_read_bytes, (uint64_t)r);
+	return r;
+}
+
+ssize_t shim_ofd_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
+			off_t *pos, int pcflags)
+{
+	int fl = atomic_load(&o->flags);
+	struct iovec *cut;
+	ssize_t r;
+
+	if (!shim_can_write(fl))
+		return shim_fail(-EBADF);
+	if ((r = iov_check(iov, cnt, &cut)) < 0)
+		return shim_fail(r);
+	if (*pos < 0) {
+		free(cut);
+		return shim_fail(-EINVAL);
+	}
+	if ((fl & O_APPEND) && !(pcflags & PC_RW_NOAPPEND))
+		pcflags |= PC_RW_APPEND;
+	r = LIB(pc_writev(o->file, cut ? cut : iov, (int)r, pos,
+			  pcflags & ~PC_RW_NOAPPEND));
+	free(cut);
+	if (r < 0)
+		return shim_fail(r);
+	SHIM_INC(managed_writes);
+	SHIM_ADD(managed_write_bytes, (uint64_t)r);
+	return r;
+}
+
+/* At the description's offset, moving it. */
+static ssize_t pos_readv(struct shim_ofd *o, const struct iovec *iov, int cnt)
+{
+	ssize_t r;
+	off_t pos;
+
+	pthread_mutex_lock(&o->pos_lock);
+	pos = o->pos;
+	r = shim_ofd_readv(o, iov, cnt, &pos);
+	if (r > 0)
+		o->pos = pos;
+	pthread_mutex_unlock(&o->pos_lock);
+	return r;
+}
+
+static ssize_t pos_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
+			  int pcflags)
+{
+	ssize_t r;
+	off_t pos;
+
+	pthread_mutex_lock(&o->pos_lock);
+	pos = o->pos;
+	r = shim_ofd_writev(o, iov, cnt, &pos, pcflags);
+	if (r >= 0)
+		o->pos = pos;
+	pthread_mutex_unlock(&o->pos_lock);
+	return r;
+}
+
+static ssize_t at_readv(struct shim_ofd *o, const struct iovec *iov, int cnt,
+			off_t off)
+{
+	return shim_ofd_readv(o, iov, cnt, &off);
+}
+
+static ssize_t at_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
+			 off_t off, int pcflags)
+{
+	return shim_ofd_writev(o, iov, cnt, &off, pcflags);
+}
+
+/* ------------------------------------------------------------------ */
+/* One buffer.                                                         */
+
+SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	struct iovec iov = { buf, n };
+	ssize_t r;
+
+	if (!o)
+		return REAL(read)(fd, buf, n);
+	r = pos_readv(o, &iov, 1);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen || !shim_e_ofd(shim_fdt_get(fd)))
+		return REAL(__read_chk)(fd, buf, n, buflen);	/* fails or reads */
+	return read(fd, buf, n);
+}
+
+SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	struct iovec iov = { (void *)buf, n };
+	ssize_t r;
+
+	if (!o)
+		return REAL(write)(fd, buf, n);
+	r = pos_writev(o, &iov, 1, 0);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	struct iovec iov = { buf, n };
+	ssize_t r;
+
+	if (!o)
+		return REAL(pread)(fd, buf, n, off);
+	r = at_readv(o, &iov, 1, off);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	struct iovec iov = { buf, n };
+	ssize_t r;
+
+	if (!o)
+		return REAL(pread64)(fd, buf, n, off);
+	r = at_readv(o, &iov, 1, off);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off,
+				size_t buflen)
+{
+	if (n > buflen || !shim_e_ofd(shim_fdt_get(fd)))
+		return REAL(__pread_chk)(fd, buf, n, off, buflen);
+	return pread(fd, buf, n, off);
+}
+
+SHIM_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off,
+				  size_t buflen)
+{
+	if (n > buflen || !shim_e_ofd(shim_fdt_get(fd)))
+		return REAL(__pread64_chk)(fd, buf, n, off, buflen);
+	return pread64(fd, buf, n, off);
+}
+
+SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	struct iovec iov = { (void *)buf, n };
+	ssize_t r;
+
+	if (!o)
+		return REAL(pwrite)(fd, buf, n, off);
+	r = at_writev(o, &iov, 1, off, 0);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	struct iovec iov = { (void *)buf, n };
+	ssize_t r;
+
+	if (!o)
+		return REAL(pwrite64)(fd, buf, n, off);
+	r = at_writev(o, &iov, 1, off, 0);
+	shim_ofd_put(o);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Vectors.                                                            */
+
+SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	ssize_t r;
+
+	if (!o)
+		return REAL(readv)(fd, iov, cnt);
+	r = pos_readv(o, iov, cnt);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	ssize_t r;
+
+	if (!o)
+		return REAL(writev)(fd, iov, cnt);
+	r = pos_writev(o, iov, cnt, 0);
+	shim_ofd_put(o);
+	return r;
+}
+
+#define AT_READV(name, offtype) \
+	SHIM_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, \
+				 offtype off) \
+	{ \
+		struct shim_ofd *o = shim_ofd_get(fd); \
+		ssize_t r; \
+		if (!o) \
+			return REAL(name)(fd, iov, cnt, off); \
+		r = at_readv(o, iov, cnt, off); \
+		shim_ofd_put(o); \
+		return r; \
+	}
+
+#define AT_WRITEV(name, offtype) \
+	SHIM_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, \
+				 offtype off) \
+	{ \
+		struct shim_ofd *o = shim_ofd_get(fd); \
+		ssize_t r; \
+		if (!o) \
+			return REAL(name)(fd, iov, cnt, off); \
+		r = at_writev(o, iov, cnt, off, 0); \
+		shim_ofd_put(o); \
+		return r; \
+	}
+
+AT_READV(preadv, off_t)
+AT_READV(preadv64, off64_t)
+AT_WRITEV(pwritev, off_t)
+AT_WRITEV(pwritev64, off64_t)
+
+/* RWF_* of preadv2/pwritev2 as PC_RW_*; -EOPNOTSUPP for the refused. */
+static int rwf_flags(int flags)
+{
+	int pc = 0;
+
+	if ((flags & ~RWF_KNOWN) || (flags & (RWF_NOWAIT | RWF_ATOMIC_)))
+		return -EOPNOTSUPP;
+	if (flags & RWF_DSYNC)
+		pc |= PC_RW_DSYNC;
+	if (flags & RWF_SYNC)
+		pc |= PC_RW_SYNC;
+	if (flags & RWF_APPEND)
+		pc |= PC_RW_APPEND;
+	else if (flags & RWF_NOAPPEND)
+		pc |= PC_RW_NOAPPEND;
+	return pc;
+}
+
+static ssize_t readv2(struct shim_ofd *o, const struct iovec *iov, int cnt,
+		      off_t off, int flags)
+{
+	int pc = rwf_flags(flags);
+
+	if (pc < 0)
+		return shim_fail(pc);
+	return off == -1 ? pos_readv(o, iov, cnt) : at_readv(o, iov, cnt, off);
+}
+
+static ssize_t writev2(struct shim_ofd *o, const struct iovec *iov, int cnt,
+		       off_t off, int flags)
+{
+	int pc = rwf_flags(flags);
+
+	if (pc < 0)
+		return shim_fail(pc);
+	return off == -1 ? pos_writev(o, iov, cnt, pc)
+			 : at_writev(o, iov, cnt, off, pc);
+}
+
+#define AT_VEC2(name, offtype, rw) \
+	SHIM_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, \
+				 offtype off, int flags) \
+	{ \
+		struct shim_ofd *o = shim_ofd_get(fd); \
+		ssize_t r; \
+		if (!o) \
+			return REAL(name)(fd, iov, cnt, off, flags); \
+		r = rw(o, iov, cnt, off, flags); \
+		shim_ofd_put(o); \
+		return r; \
+	}
+
+AT_VEC2(preadv2, off_t, readv2)
+AT_VEC2(preadv64v2, off64_t, readv2)
+AT_VEC2(pwritev2, off_t, writev2)
+AT_VEC2(pwritev64v2, off64_t, writev2)
+
+/* ------------------------------------------------------------------ */
+/* lseek.                                                              */
+
+static off_t do_lseek(struct shim_ofd *o, off_t off, int whence)
+{
+	off_t size, np;
+
+	pthread_mutex_lock(&o->pos_lock);
+	size = LIB(pc_size(o->file));
+	switch (whence) {
+	case SEEK_SET:
+		np = off;
+		break;
+	case SEEK_CUR:
+		np = (off > 0 && o->pos > INT64_MAX - off) ? -1 : o->pos + off;
+		break;
+	case SEEK_END:
+		np = (off > 0 && size > INT64_MAX - off) ? -1 : size + off;
+		break;
+	case SEEK_DATA:	/* no holes: data from here to the end */
+	case SEEK_HOLE:
+		if (off < 0 || off >= size) {
+			pthread_mutex_unlock(&o->pos_lock);
+			return shim_fail(-ENXIO);
+		}
+		np = whence == SEEK_DATA ? off : size;
+		break;
+	default:
+		np = -1;
+		break;
+	}
+	if (np < 0) {
+		pthread_mutex_unlock(&o->pos_lock);
+		return shim_fail(-EINVAL);
+	}
+	o->pos = np;
+	pthread_mutex_unlock(&o->pos_lock);
+	return np;
+}
+
+SHIM_EXPORT off_t lseek(int fd, off_t off, int whence)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	off_t r;
+
+	if (!o)
+		return REAL(lseek)(fd, off, whence);
+	r = do_lseek(o, off, whence);
+	shim_ofd_put(o);
+	return r;
+}
+
+SHIM_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+	off_t r;
+
+	if (!o)
+		return REAL(lseek64)(fd, off, whence);
+	r = do_lseek(o, off, whence);
+	shim_ofd_put(o);
+	return r;
+}

@@ -1,0 +1,334 @@
+/*
+ * shim.h - what the files of libpagecache-preload.so share.
+ *
+ * The shim gives an unmodified program one pc_cache of its own and routes
+ * the program's regular-file I/O through it.  A program's descriptor stays
+ * a real kernel fd (the shim opens the file itself), so fstat, locks,
+ * select and fchmod keep working; a table indexed by fd says what the shim
+ * knows of each:
+ *
+ *   fd table (fdtable.c)          entries, one word each
+ *   ┌──────────┐
+ *   │ top[fd>>12] ──► chunk[4096] ──► 0           not ours: straight to libc
+ *   └──────────┘                  ├─► ofd*        managed: an open-file
+ *                                 │               description (pc_file,
+ *                                 │               offset, status flags),
+ *                                 │               shared by dup, dup2, F_DUPFD
+ *                                 ├─► kfile* | 1  handed off: the kernel serves
+ *                                 │               this fd (mmap'd, stdio, after
+ *                                 │               fork...); the kfile keeps the
+ *                                 │               file out of the cache while
+ *                                 │               any such fd or hold exists
+ *                                 └─► 2           the library's own fd (ring,
+ *                                                 backing file): the program's
+ *                                                 close never reaches it
+ *
+ * Reading an entry takes no lock and allocates nothing (the table is
+ * reserved address space, chunks appear at the first managed fd of their
+ * range), so an fd the shim does not manage costs one lookup.  Entries
+ * change under fdt_lock (a leaf); an ofd is type-stable (never freed, only
+ * recycled), so a reader takes a reference without a lock and checks that
+ * the entry still points at it.
+ *
+ * Who calls whom:
+ *   open.c     open family, close family, dup family, fcntl
+ *   rw.c       read/write paths, lseek, copy_file_range, sendfile, splice
+ *   meta.c     sync, truncate, fallocate, fadvise, stat family, names, times
+ *   handoff.c  the cases the cache cannot serve: mmap, stdio, ioctl,
+ *              fork/spawn/exec/exit, dlopen
+ *   process.c  the process's cache, its configuration, exit and fork flows
+ *   stats.c    counters and the --stats file
+ *   real.c     the functions behind ours, found lazily with dlsym(RTLD_NEXT)
+ *
+ * Internal calls.  The library (linked into the shim) and the libraries it
+ * uses call open(2), close(2), fcntl(2) ... through the same symbols the
+ * program does.  A thread-local depth, shim_internal, marks the calls made
+ * on the shim's behalf: every call into the library goes through LIB(),
+ * and the library's own threads carry the mark from birth (the shim is
+ * linked with --wrap=pthread_create for the library's objects).  Marked
+ * calls go straight to libc, and the descriptors they create are marked
+ * in the table as the library's.
+ *
+ * Locks: files_lock (process.c: managed opens and hand-offs decide and
+ * install under it; it may call into the library) → fdt_lock (fdtable.c,
+ * a leaf: nothing is called under it).  An ofd's pos_lock is taken with
+ * neither held, around one cache call.
+ */
+#ifndef PC_SHIM_H
+#define PC_SHIM_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "pagecache.h"
+
+/*
+ * libc entry points the headers declare only under _FORTIFY_SOURCE, or
+ * no longer (the pre-2.33 stat ABI that old binaries still call).
+ */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
+int __xstat(int ver, const char *path, struct stat *st);
+int __xstat64(int ver, const char *path, struct stat64 *st);
+int __lxstat(int ver, const char *path, struct stat *st);
+int __lxstat64(int ver, const char *path, struct stat64 *st);
+int __fxstat(int ver, int fd, struct stat *st);
+int __fxstat64(int ver, int fd, struct stat64 *st);
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags);
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
+		 int flags);
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+#define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The largest count one read(2) or write(2) moves (the kernel's). */
+#define SHIM_MAX_RW 0x7ffff000L
+
+/* ------------------------------------------------------------------ */
+/* real.c: the functions behind ours.                                  */
+
+struct shim_sym {
+	const char *name;
+	_Atomic(void *) fn;	/* dlsym(RTLD_NEXT, name), once found */
+	void *raw;		/* a raw-syscall stand-in, or NULL */
+};
+
+void *shim_real_slow(struct shim_sym *s);
+
+static inline void *shim_real(struct shim_sym *s)
+{
+	void *p = atomic_load_explicit(&s->fn, memory_order_acquire);
+
+	return p ? p : shim_real_slow(s);
+}
+
+/* REAL(read)(fd, buf, n): libc's read, typed as ours. */
+#define REAL(fn) ((__typeof__(&fn))shim_real(&shim_sym_##fn))
+#define SHIM_DECLARE_SYM(fn) extern struct shim_sym shim_sym_##fn;
+#include "syms.h"
+SHIM_SYMS(SHIM_DECLARE_SYM)
+
+/* Calls on the shim's behalf (see the top): depth, thread-local. */
+extern SHIM_TLS int shim_internal;
+/*
+ * A call into the library: marked internal, and errno as it was (the
+ * library answers with -errno; what its system calls left in errno is not
+ * the program's to see).
+ */
+#define LIB(expr) \
+	({ \
+		int lib_errno_ = errno; \
+		shim_internal++; \
+		__typeof__(expr) lib_r_ = (expr); \
+		shim_internal--; \
+		errno = lib_errno_; \
+		lib_r_; \
+	})
+
+/* ------------------------------------------------------------------ */
+/* fdtable.c: the fd table.                                            */
+
+typedef _Atomic uintptr_t shim_slot;
+
+#define SHIM_FD_LIMIT (1u << 31)	/* every int fd has a slot */
+#define SHIM_CHUNK_SHIFT 12
+#define SHIM_CHUNK (1u << SHIM_CHUNK_SHIFT)
+#define SHIM_TOP (SHIM_FD_LIMIT >> SHIM_CHUNK_SHIFT)
+
+#define SHIM_E_NONE 0
+#define SHIM_E_LIB 2
+#define SHIM_E_KFILE 1		/* tag on a struct shim_kfile pointer */
+
+/* An open-file description of a managed file. */
+struct shim_ofd {
+	_Atomic int refs;	/* entries pointing here + calls in flight;
+				   0: free, in the pool */
+	pc_file *file;		/* read-only while referenced */
+	dev_t dev;		/* read-only while referenced */
+	ino_t ino;
+	_Atomic int flags;	/* access mode | O_APPEND (F_SETFL changes it) */
+	pthread_mutex_t pos_lock;	/* read, write, lseek ... */
+	off_t pos;		/* pos_lock */
+	struct shim_ofd *next;	/* fdt_lock: the pool's free list */
+};
+
+/* A file the kernel serves for now (or for good): no cache for it. */
+struct shim_kfile {
+	dev_t dev;
+	ino_t ino;
+	_Atomic int refs;	/* handed-off entries + stdio holds */
+	bool permanent;		/* files_lock: mmap'd or O_DIRECT: for good */
+	struct shim_kfile *next;	/* files_lock: its hash bucket */
+};
+
+extern _Atomic(shim_slot *) *_Atomic shim_fdt;
+
+static inline uintptr_t shim_fdt_get(int fd)
+{
+	_Atomic(shim_slot *) *top;
+	shim_slot *chunk;
+
+	if ((unsigned)fd >= SHIM_FD_LIMIT)
+		return SHIM_E_NONE;
+	top = atomic_load_explicit(&shim_fdt, memory_order_acquire);
+	if (!top)
+		return SHIM_E_NONE;
+	chunk = atomic_load_explicit(&top[(unsigned)fd >> SHIM_CHUNK_SHIFT],
+				     memory_order_acquire);
+	if (!chunk)
+		return SHIM_E_NONE;
+	return atomic_load_explicit(&chunk[fd & (SHIM_CHUNK - 1)],
+				    memory_order_acquire);
+}
+
+static inline bool shim_e_ofd(uintptr_t e)
+{
+	return e && (e & 3) == 0;
+}
+
+static inline struct shim_kfile *shim_e_kfile(uintptr_t e)
+{
+	return (e & 3) == SHIM_E_KFILE ? (struct shim_kfile *)(e & ~(uintptr_t)3)
+				       : NULL;
+}
+
+/* The ofd of @fd with a reference, or NULL if @fd is not managed. */
+struct shim_ofd *shim_ofd_get(int fd);
+void shim_ofd_put(struct shim_ofd *o);
+/* A new ofd for @file (refs 1, for the entry it will go in). */
+struct shim_ofd *shim_ofd_new(pc_file *file, const struct stat *st, int flags);
+
+/*
+ * Set @fd's entry to @e (which brings its own reference) and drop what was
+ * there.  -ENOMEM if the table could not be made; @e is dropped then.
+ */
+int shim_fdt_set(int fd, uintptr_t e);
+/* @newfd is now a dup of @oldfd: the same entry, another reference. */
+int shim_fdt_dup(int oldfd, int newfd);
+/* Clear @fd's entry; returns what was there (the caller drops it). */
+uintptr_t shim_fdt_take(int fd);
+/* A new reference to what entry @e stands for (for a dup). */
+uintptr_t shim_e_get(uintptr_t e);
+void shim_e_put(uintptr_t e);
+/* The highest fd with a table chunk, +1 (for scans). */
+unsigned shim_fdt_span(void);
+/* fdt_lock, for scans that rewrite entries (process.c, handoff.c). */
+void shim_fdt_lock(void);
+void shim_fdt_unlock(void);
+uintptr_t shim_fdt_get_locked(int fd);
+void shim_fdt_set_locked(int fd, uintptr_t e);	/* chunk must exist */
+/* fork: the child's fdt_lock, as after init. */
+void shim_fdt_reinit(void);
+
+/* ------------------------------------------------------------------ */
+/* process.c: the process's cache and the file states.                 */
+
+extern _Atomic(pc_cache *) shim_cache;	/* NULL until the first managed open */
+extern pthread_mutex_t shim_files_lock;
+
+void shim_init(void);
+/* The cache, made on first use; NULL when there is none (passthrough). */
+pc_cache *shim_cache_get(void);
+/* Is the shim still caching (not after exit began, or when disabled)? */
+bool shim_active(void);
+
+/* The kfile of (dev, ino), or NULL; files_lock held. */
+struct shim_kfile *shim_kfile_find_locked(dev_t dev, ino_t ino);
+/* Find or make it, with a reference; files_lock held.  NULL: no memory. */
+struct shim_kfile *shim_kfile_get_locked(dev_t dev, ino_t ino);
+void shim_kfile_put(struct shim_kfile *k);
+
+/*
+ * Hand every managed description of (dev, ino) to the kernel: its dirty
+ * pages written back and its pages dropped (@drop) or only written back,
+ * each description's offset set on the kernel's, every fd of it an entry
+ * of the file's kfile.  files_lock held; returns the kfile (with a
+ * reference for the caller) or NULL without memory.
+ */
+struct shim_kfile *shim_handoff_file_locked(dev_t dev, ino_t ino, bool drop);
+/*
+ * Hand every managed description to the kernel, after writing the whole
+ * cache back: for fork, exec, exit.  @cloexec_too: also descriptions whose
+ * every fd is close-on-exec (not for exec and spawn, which close those).
+ * files_lock held.
+ */
+void shim_handoff_all_locked(bool cloexec_too);
+/* Exit: everything to the kernel, the cache written back, the stats. */
+void shim_exit_flush(void);
+
+/* ------------------------------------------------------------------ */
+/* open.c */
+
+/*
+ * After open(2) returned @fd for @flags: decide whether the shim manages
+ * it, and set its entry.  Never fails the open; errno is kept.
+ */
+void shim_opened(int fd, int flags);
+
+/* ------------------------------------------------------------------ */
+/* stats.c: the shim's counters (the cache's come from pc_vmstat). */
+
+#define SHIM_COUNTERS(X) \
+	X(managed_opens) X(passthrough_opens) X(kernel_opens) \
+	X(mmap_handoffs) X(stdio_handoffs) X(direct_handoffs) \
+	X(fork_handoffs) X(exec_handoffs) X(ioctl_invalidations) \
+	X(managed_reads) X(managed_read_bytes) \
+	X(managed_writes) X(managed_write_bytes) X(cache_errors)
+
+enum shim_counter {
+#define SHIM_COUNTER_ENUM(n) SHIM_C_##n,
+	SHIM_COUNTERS(SHIM_COUNTER_ENUM)
+#undef SHIM_COUNTER_ENUM
+	SHIM_NR_COUNTERS
+};
+
+void shim_count(enum shim_counter c, uint64_t d);
+#define SHIM_INC(n) shim_count(SHIM_C_##n, 1)
+#define SHIM_ADD(n, d) shim_count(SHIM_C_##n, (d))
+/* Add this process's counters since the last flush to the stats file. */
+void shim_stats_flush(bool exiting);
+void shim_stats_reset(void);	/* fork: the child starts from zero */
+
+/* ------------------------------------------------------------------ */
+/* Helpers shared by the interposers. */
+
+/* errno from a negative errno, and -1. */
+static inline long shim_fail(long neg)
+{
+	errno = (int)-neg;
+	return -1;
+}
+
+/* Can an access mode read / write? */
+static inline bool shim_can_read(int flags)
+{
+	return (flags & O_ACCMODE) != O_WRONLY;
+}
+static inline bool shim_can_write(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY;
+}
+
+/* meta.c: stat results patched with the cached size. */
+void shim_patch_stat(struct stat *st);
+/* rw.c: the read and write paths on a managed description. */
+ssize_t shim_ofd_readv(struct shim_ofd *o, const struct iovec *iov, int cnt,
+		       off_t *pos);
+ssize_t shim_ofd_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
+			off_t *pos, int pcflags);
+
+#endif /* PC_SHIM_H */
