@@ -3,7 +3,8 @@
 # when any is missing.  Quiet when everything is there.
 set -euo pipefail
 need=(gcc make pkg-config liburing-dev liburcu-dev libcmocka-dev libjansson-dev
-      libnuma-dev gnuplot-nox)
+      libnuma-dev gnuplot-nox
+      fio sqlite3 rocksdb-tools)	# programs tests/test_exec.sh runs
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# tests/test_exec.sh BUILD_DIR - real programs under `pagecache exec`.
+#
+# Each program runs twice, plain and under `pagecache exec --memory 4M`
+# (files four times the budget, 16 MiB), and what it leaves must be the
+# same: files byte for byte, query results, archive listings with times.
+#   1. the command: bad options and keys exit 2, a missing program 127,
+#      one not executable 126; exit status, signals, pid and LD_PRELOAD
+#      (appended) are the program's;
+#   2. coreutils and friends: cp, cat, dd, sha256sum, sort, tar (create,
+#      extract with times);
+#   3. corner programs (tests/preload_helper.c): a file mmap'd after it was
+#      written, writes in both processes after a fork, fds at and past
+#      RLIMIT_NOFILE;
+#   4. fio: psync, pvsync2 and sync engines, threads and forked jobs,
+#      random writes verified with crc32c, a random read job; --stats shows
+#      the cache served them;
+#   5. sqlite3: a database four times the budget built, updated, queried
+#      and checked (PRAGMA integrity_check) in rollback-journal and WAL
+#      modes, the results those of a plain run;
+#   6. RocksDB's db_bench: fillrandom then readrandom, checksums verified,
+#      the same keys found as plainly.
+# The build's flavour runs: its pagecache preloads its own shim (and the
+# sanitizer's runtime before it).  Under TSan, fio and the fork helper run
+# on build/test's shim instead: TSan's runtime cannot follow them (it kills
+# the child of a multi-threaded fork that starts threads, as fio's forked
+# jobs and the helper's child do, and it deadlocks among fio's threads);
+# tests/test_preload.c covers the shim under TSan.  Exit 0 pass, 1 fail.
+set -u
+build=${1:?usage: tests/test_exec.sh BUILD_DIR}
+bin="$build/pagecache"
+helper="$build/tests/preload_helper"
+tmp=$(mktemp -d "${PC_TEST_DIR:-/var/tmp}/pctest-exec.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+ok()  { echo "ok   $*"; }
+bad() { echo "FAIL $*"; failed=$((failed + 1)); }
+# check DESCRIPTION COMMAND...: a command that must succeed.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+pcx() { "$bin" exec --memory 4M "$@"; }
+fbin=$bin fhelper=$helper
+if [ "${PC_SANITIZER:-}" = tsan ]; then
+	alt=$(cd "$build/.." && pwd)/test
+	fbin=$alt/pagecache fhelper=$alt/tests/preload_helper
+	if [ ! -x "$fbin" ] || [ ! -x "$fhelper" ]; then
+		echo "FAIL: under TSan fio needs $alt (make V=test tests)"
+		exit 1
+	fi
+fi
+fpcx() { "$fbin" exec --memory 4M "$@"; }
+stat_of() { awk -v n="$2" '$1 == n { print $2 }' "$1"; }
+# at_least FILE NAME MIN: the stats file counted NAME at least MIN.
+at_least() {
+	local v
+	v=$(stat_of "$1" "$2")
+	[ -n "$v" ] && [ "$v" -ge "$3" ] || { echo "    $2 = '${v}', want >= $3"; return 1; }
+}
+for p in fio sqlite3 db_bench; do
+	command -v "$p" >/dev/null || { echo "FAIL: $p is missing (scripts/deps.sh installs it)"; exit 1; }
+done
+cd "$tmp" || exit 1
+
+# ---------------------------------------------------------------- 1. command
+status() { "$@" >/dev/null 2>&1; echo $?; }
+check "bad option: 2"          [ "$(status "$bin" exec --bogus -- true)" = 2 ]
+check "missing value: 2"       [ "$(status "$bin" exec --memory)" = 2 ]
+check "unknown key: 2"         [ "$(status "$bin" exec --set no.such.key=1 -- true)" = 2 ]
+check "bad value: 2"           [ "$(status "$bin" exec --memory 12Q -- true)" = 2 ]
+check "--set without =: 2"     [ "$(status "$bin" exec --set memory -- true)" = 2 ]
+check "no program: 2"          [ "$(status "$bin" exec --memory 4M)" = 2 ]
+check "a message on stderr"    sh -c "'$bin' exec --bogus -- true 2>&1 | grep -q bogus"
+check "missing program: 127"   [ "$(status "$bin" exec -- ./no-such-program)" = 127 ]
+check "missing in PATH: 127"   [ "$(status "$bin" exec -- no-such-program-xyz)" = 127 ]
+printf 'x' > not-exec
+mkdir -p a-dir
+check "not executable: 126"    [ "$(status "$bin" exec -- ./not-exec)" = 126 ]
+check "a directory: 126"       [ "$(status "$bin" exec -- ./a-dir)" = 126 ]
+check "exit status kept"       [ "$(status pcx -- sh -c 'exit 7')" = 7 ]
+check "signal kept"            [ "$(status pcx -- sh -c 'kill -TERM $$')" = "$(status sh -c 'kill -TERM $$')" ]
+check "exec, no fork: same pid" sh -c "[ \"\$(sh -c 'echo \$\$; exec \"$bin\" exec -- sh -c \"echo \\\$\\\$\"' | uniq | wc -l)\" = 1 ]"
+# (an instrumented pagecache, itself under LD_PRELOAD, must not mind it)
+got=$(ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0} LD_PRELOAD=libm.so.6 \
+	pcx -- sh -c 'echo "$LD_PRELOAD"')
+check "LD_PRELOAD appended"    sh -c "case '$got' in *libm.so.6:*libpagecache-preload.so) true;; *) false;; esac"
+check "help"                   sh -c "'$bin' exec --help | grep -q -- --stats"
+
+# ---------------------------------------------------------------- 2. coreutils
+head -c 16M /dev/urandom > big
+seq 1 800000 | shuf --random-source=big > lines
+check "cp"                     sh -c "'$bin' exec --memory 4M -- cp big big.cp && cmp big big.cp"
+check "cat"                    sh -c "'$bin' exec --memory 4M -- cat big > big.cat && cmp big big.cat"
+check "cat through sh (exec)"  sh -c "'$bin' exec --memory 4M -- sh -c 'cat big > big.sh' && cmp big big.sh"
+dd if=big of=dd.plain bs=64k status=none && dd if=big of=dd.plain bs=4096 seek=7 count=900 conv=notrunc,fsync status=none
+check "dd"                     sh -c "'$bin' exec --memory 4M -- sh -c 'dd if=big of=dd.pc bs=64k status=none && dd if=big of=dd.pc bs=4096 seek=7 count=900 conv=notrunc,fsync status=none' && cmp dd.plain dd.pc"
+check "sha256sum"              [ "$(pcx -- sha256sum big | cut -d' ' -f1)" = "$(sha256sum big | cut -d' ' -f1)" ]
+sort -n -S 2M -T "$tmp" lines -o sorted.plain
+check "sort"                   sh -c "'$bin' exec --memory 4M -- sort -n -S 2M -T '$tmp' lines -o sorted.pc && cmp sorted.plain sorted.pc"
+mkdir -p tree/a/b tree/c
+head -c 3M big > tree/a/b/three; head -c 100 big > tree/a/small; : > tree/c/empty
+head -c 9000000 big > tree/c/nine; ln -s ../a/small tree/c/link; truncate -s 5M tree/sparse
+tar -cf tree.plain.tar -C tree .
+check "tar create"             sh -c "'$bin' exec --memory 4M -- tar -cf tree.pc.tar -C tree . && cmp tree.plain.tar tree.pc.tar"
+mkdir -p out.plain out.pc
+tar -xf tree.plain.tar -C out.plain
+listing() { (cd "$1" && find . -printf '%p %y %s %T@ %l\n' | sort); }
+check "tar extract"            sh -c "'$bin' exec --memory 4M -- tar -xf tree.plain.tar -C out.pc && diff -r out.plain out.pc"
+check "tar extract: times"     [ "$(listing out.plain)" = "$(listing out.pc)" ]
+
+# ---------------------------------------------------------------- 3. corners
+for mode in mmap fork fdlimit; do
+	h=$helper run=pcx
+	[ $mode = fork ] && h=$fhelper run=fpcx
+	"$h" $mode "h.$mode.plain" > "h.$mode.plain.out" 2>&1
+	$run -- "$h" $mode "h.$mode.pc" > "h.$mode.pc.out" 2>&1
+	sed -i "s/h\.$mode\.pc/h.$mode.plain/g" "h.$mode.pc.out"
+	if cmp -s "h.$mode.plain.out" "h.$mode.pc.out"; then
+		ok "helper $mode: as without pagecache"
+	else
+		bad "helper $mode: differs"; diff "h.$mode.plain.out" "h.$mode.pc.out" | head -20
+	fi
+done
+
+# ---------------------------------------------------------------- 4. fio
+fio_run() {	# NAME, BYTES WRITTEN AT LEAST, fio options...: verified writes
+	local name=$1 wrote=$2; shift 2
+	if fpcx --stats "fio.$name.stats" -- fio --name="$name" --directory="$tmp" \
+		--filename_format='fio.$jobnum' --size=16M --bs=4k \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting \
+		--output="fio.$name.out" "$@" >/dev/null 2>&1 &&
+	   ! grep -q 'err= *[1-9]' "fio.$name.out" &&
+	   at_least "fio.$name.stats" managed_opens 1 &&
+	   at_least "fio.$name.stats" managed_write_bytes "$wrote" &&
+	   at_least "fio.$name.stats" pgpgout $((wrote / 1024)); then
+		ok "fio $name"
+	else
+		bad "fio $name"; tail -5 "fio.$name.out" 2>/dev/null
+	fi
+}
+fio_run psync-threads 33554432 --ioengine=psync --rw=randwrite --numjobs=2 --thread
+fio_run pvsync2-forked 33554432 --ioengine=pvsync2 --rw=randwrite --numjobs=2
+fio_run sync 8388608 --ioengine=sync --rw=randrw --rwmixread=30 --numjobs=1
+if fpcx --stats fio.read.stats -- fio --name=read --directory="$tmp" \
+	--filename_format='fio.$jobnum' --size=16M --bs=4k --rw=randread \
+	--ioengine=psync --io_size=8M --output=fio.read.out >/dev/null 2>&1 &&
+   at_least fio.read.stats managed_read_bytes 8388608 &&
+   at_least fio.read.stats pgpgin 4096; then
+	ok "fio randread served by the cache"
+else
+	bad "fio randread"; tail -5 fio.read.out 2>/dev/null
+fi
+
+# ---------------------------------------------------------------- 5. sqlite3
+sql() {	# MODE: a script for a 16 MiB database in that journal mode
+	cat <<EOF
+PRAGMA journal_mode=$1;
+PRAGMA cache_size=-256;
+CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 4000)
+  INSERT INTO t SELECT x, (x * 7919) % 4001, printf('%.4000c', char(65 + x % 26)) FROM c;
+CREATE INDEX tk ON t(k);
+UPDATE t SET v = printf('%.3000c', char(97 + id % 26)) WHERE id % 3 = 0;
+DELETE FROM t WHERE id % 7 = 0;
+BEGIN; INSERT INTO t SELECT id + 10000, k, v FROM t WHERE id < 500; COMMIT;
+SELECT count(*), sum(length(v)), sum(k), total(unicode(substr(v, 10, 1))) FROM t;
+SELECT id, k, substr(v, 1, 3) FROM t WHERE k BETWEEN 100 AND 110 ORDER BY k, id;
+PRAGMA integrity_check;
+EOF
+}
+for mode in DELETE WAL; do
+	sql $mode | sqlite3 "db.$mode.plain" > "sql.$mode.plain" 2>&1
+	sql $mode | pcx --stats "sql.$mode.stats" -- sqlite3 "db.$mode.pc" > "sql.$mode.pc" 2>&1
+	again=$(echo 'PRAGMA integrity_check; SELECT count(*) FROM t;' | pcx -- sqlite3 "db.$mode.pc" 2>&1 | tr '\n' ' ')
+	if cmp -s "sql.$mode.plain" "sql.$mode.pc" && grep -qx ok "sql.$mode.pc" &&
+	   [ "$(stat -c %s "db.$mode.pc")" -ge 16000000 ] &&
+	   [ "$again" = "ok $(echo 'SELECT count(*) FROM t;' | sqlite3 "db.$mode.plain") " ] &&
+	   at_least "sql.$mode.stats" managed_opens 1; then
+		ok "sqlite3 $mode"
+	else
+		bad "sqlite3 $mode (again: $again)"; diff "sql.$mode.plain" "sql.$mode.pc" | head -10
+	fi
+done
+
+# ---------------------------------------------------------------- 6. db_bench
+# Memtables of 1 MiB: the data goes to SST files, read back with pread.
+bench_args=(--benchmarks=fillrandom,readrandom --num=40000 --value_size=400
+	--compression_type=none --cache_size=1048576 --write_buffer_size=1048576
+	--verify_checksum=1 --seed=42 --threads=1 --use_existing_db=0 --reads=4000)
+db_bench "${bench_args[@]}" --db=rdb.plain > rdb.plain.out 2>&1
+found_plain=$(grep -o '[0-9]* of [0-9]* found' rdb.plain.out)
+pcx --stats rdb.stats -- db_bench "${bench_args[@]}" --db=rdb.pc > rdb.pc.out 2>&1
+rc=$?
+found_pc=$(grep -o '[0-9]* of [0-9]* found' rdb.pc.out)
+if [ $rc = 0 ] && [ -n "$found_pc" ] && [ "$found_pc" = "$found_plain" ] &&
+   ! grep -qi 'corrupt\|error' rdb.pc.out && at_least rdb.stats managed_opens 1 &&
+   at_least rdb.stats managed_read_bytes 1; then
+	ok "db_bench fillrandom,readrandom ($found_pc)"
+else
+	bad "db_bench (rc $rc, found '$found_pc', plainly '$found_plain')"; tail -5 rdb.pc.out
+fi
+
+[ "$failed" -eq 0 ] || { echo "$failed failed"; exit 1; }
+exit 0
