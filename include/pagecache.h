@@ -208,8 +208,11 @@ int pc_fdatasync(pc_file *f);
 
 /*
  * pc_ftruncate - set the file's size to @len, dropping cached pages beyond
- * it.  Returns 0, -EINVAL for NULL or a negative @len, -EBADF for O_RDONLY,
- * or the errno of ftruncate(2).
+ * it.  The file is truncated with ftruncate(2) first: when that fails, its
+ * errno is returned and the file and the cache are as they were.  Returns
+ * 0, -EINVAL for NULL or a negative @len, -EBADF for O_RDONLY, or the
+ * errno of ftruncate(2).  (O_TRUNC at pc_open is the same: it fails with
+ * that errno and opens nothing.)
  */
 int pc_ftruncate(pc_file *f, off_t len);
 

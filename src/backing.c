@@ -123,6 +123,8 @@ int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct)
 	return mfd;
 }
 
+static void release_clean(struct pc_cache *c);
+
 int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
 {
 	int fd = atomic_load(&m->tail_fd), none = -1;
@@ -132,15 +134,16 @@ int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
 		return m->fd;	/* buffered already: it writes any length */
 	if (fd >= 0)
 		return fd;
-	if (may_release) {
-		fd = reopen(m->cache, m->fd, O_RDWR);
-	} else {	/* page locks held: no writeback of others, no lock */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", m->fd);
+	/* Not pc__open_retry: writeback of others from here could recurse. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", m->fd);
+	fd = open(proc, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && out_of_fds(errno) && may_release) {
+		release_clean(m->cache);
 		fd = open(proc, O_RDWR | O_CLOEXEC);
-		fd = fd < 0 ? -errno : pc__fd_high(fd);
 	}
 	if (fd < 0)
-		return fd;
+		return -errno;
+	fd = pc__fd_high(fd);
 	if (!atomic_compare_exchange_strong(&m->tail_fd, &none, fd)) {
 		close(fd);	/* another writeback was first */
 		fd = none;
@@ -257,14 +260,17 @@ void pc__backing_trim(struct pc_cache *c)
 		release_after_writeback(c, dirty);
 }
 
-void pc__backing_release_all(struct pc_cache *c)
+/*
+ * Every closed clean mapping lets its descriptors go; @dirty gets up to
+ * @cap of the dirty ones, with a reference each.
+ */
+static unsigned release_closed(struct pc_cache *c, struct pc_mapping **dirty,
+			       unsigned cap)
 {
-	struct pc_mapping **dirty;
 	unsigned n = 0;
 
 	pc__inc(c, 0, backing_fd_emfile);
 	pc__lock(&c->mappings_lock);
-	dirty = malloc((c->nr_closed + 1) * sizeof(*dirty));
 	for (struct pc_mapping *m = c->closed_head; m; m = m->closed_next) {
 		int fds[2];
 
@@ -274,12 +280,34 @@ void pc__backing_release_all(struct pc_cache *c)
 			/* close(2) of a regular file does not block: here */
 			backing_release_locked(c, m, fds);
 			close_pair(fds);
-		} else if (dirty && !m->dead && m->nr_open == 0 &&
+		} else if (n < cap && !m->dead && m->nr_open == 0 &&
 			   pc__mapping_tryget(m)) {
 			dirty[n++] = m;
 		}
 	}
 	pc__unlock(&c->mappings_lock);
+	return n;
+}
+
+static void release_clean(struct pc_cache *c)
+{
+	release_closed(c, NULL, 0);
+}
+
+void pc__backing_release_all(struct pc_cache *c)
+{
+	struct pc_mapping **dirty;
+	unsigned n, cap;
+
+	pc__lock(&c->mappings_lock);
+	cap = c->nr_closed;
+	pc__unlock(&c->mappings_lock);
+	dirty = malloc((cap + 1) * sizeof(*dirty));
+	if (!dirty) {
+		release_clean(c);
+		return;
+	}
+	n = release_closed(c, dirty, cap);	/* newer ones: next time */
 	for (unsigned i = 0; i < n; i++)
 		release_after_writeback(c, dirty[i]);
 	free(dirty);

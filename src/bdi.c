@@ -62,11 +62,22 @@
  * counts the sleepers so that completions skip the lock when there are
  * none.
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "bdi.h"
+
+/* ThreadSanitizer builds: every device stable (stable_writes_of). */
+#if defined(PC_TSAN) || defined(__SANITIZE_THREAD__)
+#define STABLE_ALWAYS true
+#else
+#define STABLE_ALWAYS false
+#endif
 
 #define WB_CHUNK_MIN 1024	/* pages per mapping per turn, at least */
 #define BW_PERIOD_NS (200ull * 1000 * 1000)
@@ -378,7 +389,6 @@ static uint64_t write_some(struct pc_bdi *b, unsigned work)
 		if (older)	/* expired: all of it, not a chunk */
 			budget += (long)atomic_load(&m->nr_dirty);
 		n = pc__writeback_range(m, 0, UINT64_MAX, all, all ? NULL : &budget);
-		pc__fix_disk_size(m, false);
 		pc__mapping_put(m);
 		total += (uint64_t)n;
 		if (n == 0 && ++idle_turns > 8)
@@ -458,6 +468,38 @@ void pc__bdi_wakeup(struct pc_bdi *b, unsigned work)
 	pc__unlock(&b->wake_mtx);
 }
 
+/*
+ * Does block device @dev ask for stable pages?  Its queue says, or for a
+ * partition its disk's queue.  Not a block device (tmpfs, overlay, NFS):
+ * no.  ThreadSanitizer builds say yes everywhere: the kernel reading a
+ * page that a writer changes is a race TSan sees (and on plain ext4 a
+ * harmless one: the page is dirty again and written again), so those runs
+ * take the stable path.
+ */
+static bool stable_writes_of(dev_t dev)
+{
+	char path[128], v = '0';
+	int fd;
+
+	if (STABLE_ALWAYS)
+		return true;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/stable_writes",
+		 major(dev), minor(dev));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path),
+			 "/sys/dev/block/%u:%u/../queue/stable_writes",
+			 major(dev), minor(dev));
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return false;
+	if (read(fd, &v, 1) != 1)
+		v = '0';
+	close(fd);
+	return v == '1';
+}
+
 struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 {
 	bool created = false;
@@ -472,6 +514,7 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 		goto out;
 	b->dev = dev;
 	b->cache = c;
+	atomic_init(&b->stable_writes, stable_writes_of(dev));
 	pc__lock_init(&b->lock, c, PC_RANK_BDI, PC_VM_bdi_lock_acquired);
 	pc__lock_init(&b->wake_mtx, NULL, PC_RANK_BDI_WAKE, -1);
 	pthread_cond_init(&b->wake_cond, NULL);

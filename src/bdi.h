@@ -11,6 +11,13 @@
 struct pc_bdi {
 	dev_t dev;
 	struct pc_cache *cache;
+	/*
+	 * The device wants pages left alone while they are written (its
+	 * queue/stable_writes: checksums, mirrors, some RAID): a write to a
+	 * page under writeback waits for it first (filemap.c).  Set when the
+	 * bdi is made; tests set it right after; read without a lock.
+	 */
+	_Atomic bool stable_writes;
 	struct pc_lock lock;
 	struct pc_mapping *dirty_head, *dirty_tail;	/* lock; oldest first */
 	struct pc_lock wake_mtx;

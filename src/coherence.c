@@ -7,17 +7,16 @@
  * file's size, mtime and ctime on the disk as the cache last left it or
  * found it: set when the mapping is made, and refreshed whenever the cache
  * changed the file itself: when its last write in flight completes
- * (writeback.c), in pc__fix_disk_size (which fsync and close end with),
- * after truncation, fallocate and invalidation.
+ * (writeback.c), at the last close and pc__mapping_sync, after
+ * truncation, fallocate and invalidation.
  *
  * Close-to-open (NFS's model).  Every open of a mapping already in the
  * table compares the opener's fstat with m->seen (pc__revalidate).  A
  * difference means someone else changed the file:
  *   1. our dirty pages go to the disk first, the size taken as the larger
- *      of ours and the disk's, so that nothing the other writer appended
- *      is cut by pc__fix_disk_size (a disk longer than our size, but not
- *      past where our whole-block writes of the last page reached, is
- *      ours, its cut pending: their_size);
+ *      of ours and the disk's, so that the other writer's appended bytes
+ *      stay the file's (the disk is never longer than our size because of
+ *      our own writes: writeback writes the last block's bytes exactly);
  *   2. with i_rwsem exclusive, every clean page is dropped (pages whose
  *      writeback failed stay dirty, and keep the size they need);
  *   3. the size is the disk's, and m->seen is refreshed.
@@ -90,93 +89,26 @@ static bool has_dirty(struct pc_mapping *m)
 
 /*
  * i_rwsem held exclusively, so no writer dirties more: write what is
- * dirty, wait, and cut the disk file to m->size (pc__fix_disk_size takes
- * i_rwsem itself).  Returns false if pages stay dirty (writeback failed).
+ * dirty and wait (the disk then holds exactly m->size bytes of ours).
+ * Returns false if pages stay dirty (writeback failed).
  */
 static bool writeback_locked(struct pc_mapping *m)
 {
-	struct stat st;
-	bool idle;
-
 	if (has_dirty(m)) {
 		pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
 		pc__wait_writeback_range(m, 0, UINT64_MAX);
 	}
-	if (has_dirty(m))
-		return false;
-	pc__lock(&m->disk_size_lock);
-	idle = pc__wb_end_begin_locked(m);
-	if (fstat(m->fd, &st) == 0 && st.st_size != atomic_load(&m->size) &&
-	    !pc__disk_theirs(m, st.st_size) &&
-	    ftruncate(m->fd, atomic_load(&m->size)) != 0)
-		pc__errseq_set(m, -errno);
-	m->disk_size = atomic_load(&m->size);
-	pc__wb_end_cut_locked(m, idle, m->disk_size);
-	pc__unlock(&m->disk_size_lock);
-	return true;
+	return !has_dirty(m);
 }
 
-/*
- * The size another writer gave the file, as the disk shows @disk: unless
- * our own writes explain it.  Until the pending cut of pc__fix_disk_size,
- * the last page written whole leaves the disk longer than m->size, as far
- * as m->wb_end (writeback.c records it, every cut resets it); a length in
- * that reach is ours, not theirs.
- */
-static int64_t their_size(struct pc_mapping *m, int64_t disk)
-{
-	int64_t ours = atomic_load(&m->size);
-	int64_t reach = pc_max(atomic_load(&m->wb_end), ours);
-
-	return disk >= ours && disk <= reach ? ours : disk;
-}
-
-/*
- * The reach of our writes starts again at a cut of the disk to @size, but
- * not while a write is in flight (it said how far it goes before it could
- * happen, and may land after the cut).  disk_size_lock serializes this
- * with the writes' own claims (writeback.c takes it to raise the reach):
- * a caller holds it from pc__wb_end_begin, before it looks at the disk's
- * size (fstat) or sets it (ftruncate), to pc__wb_end_cut.
- */
-bool pc__wb_end_begin_locked(struct pc_mapping *m)
-{
-	PC_ASSERT_HELD(&m->disk_size_lock);
-	return atomic_load(&m->nr_writeback) == 0;
-}
-
-void pc__wb_end_cut_locked(struct pc_mapping *m, bool idle, int64_t size)
-{
-	PC_ASSERT_HELD(&m->disk_size_lock);
-	if (idle)
-		atomic_store(&m->wb_end, size);
-}
-
-bool pc__disk_theirs(struct pc_mapping *m, int64_t disk)
-{
-	return disk > pc_max(atomic_load(&m->wb_end), atomic_load(&m->size));
-}
-
-/*
- * i_rwsem held exclusively: with no dirty page left, the size is the
- * disk's (theirs), and a tail left by our whole-block writes is cut.
- */
+/* i_rwsem held exclusively: with no dirty page left, the size is the disk's. */
 static void size_from_disk_locked(struct pc_mapping *m)
 {
 	struct stat st;
-	bool idle;
 
 	pc__lock(&m->disk_size_lock);
-	idle = pc__wb_end_begin_locked(m);
-	if (!has_dirty(m) && fstat(m->fd, &st) == 0) {
-		int64_t size = their_size(m, st.st_size);
-
-		if (size != st.st_size && ftruncate(m->fd, size) != 0)
-			pc__errseq_set(m, -errno);
-		atomic_store(&m->size, size);
-		m->disk_size = size;
-		pc__wb_end_cut_locked(m, idle, size);
-	}
+	if (!has_dirty(m) && fstat(m->fd, &st) == 0)
+		atomic_store(&m->size, st.st_size);
 	pc__seen_refresh_locked(m);
 	pc__unlock(&m->disk_size_lock);
 }
@@ -198,7 +130,7 @@ void pc__revalidate(struct pc_mapping *m, const struct stat *st)
 	if (has_dirty(m)) {
 		pc__write_lock(&m->i_rwsem);
 		atomic_store(&m->size, pc_max(atomic_load(&m->size),
-					      their_size(m, st->st_size)));
+					      (int64_t)st->st_size));
 		pc__rw_unlock(&m->i_rwsem);
 		pc__mapping_sync(m);	/* errors stay for fsync (errseq) */
 	}
@@ -258,14 +190,9 @@ PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
 	pc__lock(&m->disk_size_lock);
 	if (fallocate(m->fd, mode, off, len) != 0)
 		r = -errno;
-	else if (!data && !(mode & FALLOC_FL_KEEP_SIZE)) {
-		if (off + len > m->disk_size)
-			m->disk_size = off + len;
-		if (off + len > atomic_load(&m->wb_end))
-			atomic_store(&m->wb_end, off + len);
-		if (off + len > atomic_load(&m->size))
-			atomic_store(&m->size, off + len);
-	}
+	else if (!data && !(mode & FALLOC_FL_KEEP_SIZE) &&
+		 off + len > atomic_load(&m->size))
+		atomic_store(&m->size, off + len);
 	pc__seen_refresh_locked(m);
 	pc__unlock(&m->disk_size_lock);
 	if (data) {	/* after the change: what readers cached before it */

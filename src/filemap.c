@@ -32,8 +32,11 @@
  * Write (write_iter, behind pc_pwrite and pc_writev, which gathers from
  * an iovec): i_rwsem shared (exclusive for an append, O_APPEND or
  * PC_RW_APPEND, so that appends never interleave), then per page: find or
- * create it locked, read it first if the write covers it partly and it is
- * not uptodate (zero it instead when it lies past end of file), copy,
+ * create it locked, wait for its writeback if the device wants stable
+ * pages (bdi->stable_writes; the page lock keeps a new writeback from
+ * starting meanwhile - elsewhere a page changed under writeback is left
+ * dirty and written again), read it first if the write covers it partly
+ * and it is not uptodate (zero it instead when it lies past end of file), copy,
  * mark it dirty, unlock; then balance_dirty_pages.  A page created by a
  * write is not marked accessed, nor is one that a sequential writer fills
  * in several small writes (seed 000: write pages wrongly marked hot cost
@@ -50,6 +53,7 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "bdi.h"
 #include "io.h"
 #include "pagewait.h"
 #include "readahead.h"
@@ -692,6 +696,10 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		r = grab_write_page(m, index, &p, &created);
 		if (r)
 			break;
+		/* Stable pages: what is being written stays as it is. */
+		if (atomic_load_explicit(&m->bdi->stable_writes,
+					 memory_order_relaxed))
+			pc__wait_on_page_bit(&c->wait, p, PG_writeback);
 		if (created && stream)
 			page_set(p, PG_dropbehind);
 		if (!page_test(p, PG_uptodate) && n < PC_PAGE_SIZE) {

@@ -25,9 +25,16 @@
  * Locks: c->mappings_lock guards the table, the closed list, the open-file
  * list, nr_open, unlinked, dead.  i_rwsem (exclusive) serializes truncation
  * against writers; disk_size_lock serializes ftruncate(2) of the backing
- * file, which is how files keep exactly the size the program gave them
- * although the last block is written whole: after writeback the file is
- * cut back to m->size (pc__fix_disk_size).
+ * file with m->seen.  Files keep exactly the size the program gave them:
+ * writeback writes the last block's bytes exactly (writeback.c), never a
+ * rounded block, so the disk is never longer than a size the file had.
+ *
+ * Truncation (pc_ftruncate, O_TRUNC) calls ftruncate(2) first, and leaves
+ * the cache as it was when that fails; then, i_rwsem held, the size, the
+ * pages past it, the tail page's bytes past it; a write of an old page
+ * still in flight when the disk was cut may have extended it again, so
+ * once every writeback from the new last page on is over the disk is cut
+ * once more if it must (truncate_locked).
  *
  * Each open of a mapping already in the table revalidates it against the
  * disk (coherence.c: close-to-open coherence between processes).
@@ -119,8 +126,11 @@ static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 				}
 				pc__lock_page(&c->wait, p);
 				if (page_mapping(p) != m || page_index(p) != idx[k]) {
+					/* Left the slot: reclaimed, or migrated
+					 * to a new frame - look again. */
 					pc__unlock_page(&c->wait, p);
 					pc__put_page(c, p);
+					busy++;
 					continue;
 				}
 				if (keep_dirty && (page_test(p, PG_dirty) ||
@@ -158,70 +168,6 @@ void pc__truncate_pages(struct pc_mapping *m, uint64_t from)
 void pc__invalidate_pages(struct pc_mapping *m)
 {
 	drop_pages(m, 0, true);
-}
-
-/*
- * Cut the backing file back to m->size after whole-block writes of the
- * last page - only as far as those writes reached (m->wb_end): a disk
- * longer than that was made so by someone else (a program's own write(2)
- * behind the cache, another process), which is not ours to cut; the next
- * open revalidates instead.  The size is read and the file cut with i_rwsem held
- * exclusively: a size read before a concurrent extending write, used after
- * that write's block reached the disk, would cut fsynced data (and the
- * next fix would extend the file again with zeros).  Without @wait (the
- * flusher, which writers may be waiting for) a busy i_rwsem skips the fix:
- * the next fsync or close makes it.
- */
-int pc__fix_disk_size(struct pc_mapping *m, bool wait)
-{
-	struct stat st;
-	bool idle;
-	int r = 0;
-
-	pc__lock(&m->disk_size_lock);
-	if (m->fd < 0) {
-		pc__unlock(&m->disk_size_lock);
-		return 0;	/* closed and clean: nothing of ours to cut */
-	}
-	idle = pc__wb_end_begin_locked(m);
-	if (fstat(m->fd, &st) != 0) {
-		r = -errno;
-	} else if (st.st_size == atomic_load(&m->size)) {
-		pc__wb_end_cut_locked(m, idle, st.st_size);
-		pc__seen_set_locked(m, &st);
-	} else if (pc__disk_theirs(m, st.st_size)) {
-		/* not ours to cut: the next open revalidates */
-	} else {
-		r = 1;	/* a cut to make */
-	}
-	pc__unlock(&m->disk_size_lock);
-	if (r <= 0)
-		return r;
-	r = 0;
-	if (!wait) {
-		if (!pc__write_trylock(&m->i_rwsem))
-			return 0;
-	} else {
-		pc__write_lock(&m->i_rwsem);
-	}
-	pc__lock(&m->disk_size_lock);
-	idle = pc__wb_end_begin_locked(m);
-	if (fstat(m->fd, &st) != 0) {
-		r = -errno;
-	} else if (pc__disk_theirs(m, st.st_size)) {
-		pc__unlock(&m->disk_size_lock);
-		pc__rw_unlock(&m->i_rwsem);
-		return 0;
-	} else if (st.st_size != atomic_load(&m->size) &&
-		   ftruncate(m->fd, atomic_load(&m->size)) != 0) {
-		r = -errno;
-	}
-	m->disk_size = atomic_load(&m->size);
-	pc__wb_end_cut_locked(m, idle, m->disk_size);
-	pc__seen_refresh_locked(m);
-	pc__unlock(&m->disk_size_lock);
-	pc__rw_unlock(&m->i_rwsem);
-	return r;
 }
 
 static void mapping_free(struct pc_mapping *m)
@@ -302,12 +248,11 @@ static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 	c->nr_mappings--;
 }
 
-/* One writeback pass of all of @m, waited for, and the disk size fixed. */
+/* One writeback pass of all of @m, waited for. */
 void pc__mapping_writeback_once(struct pc_mapping *m)
 {
 	pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
 	pc__wait_writeback_range(m, 0, UINT64_MAX);
-	pc__fix_disk_size(m, true);
 }
 
 /*
@@ -322,7 +267,7 @@ int pc__mapping_sync(struct pc_mapping *m)
 
 	/* Failed pages are tried again, a bounded number of times. */
 	left = pc__writeback_mapping_retry(m);
-	pc__fix_disk_size(m, true);
+	pc__seen_refresh(m);
 	r = pc__errseq_check_advance(m, &seen);
 	return r ? r : left ? -EIO : 0;
 }
@@ -351,19 +296,31 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 	pc__lock_init(&m->tree_lock, c, PC_RANK_TREE, PC_VM_tree_lock_acquired);
 	pc__tree_init_arena(&m->tree, pc__node_arena(c));
 	atomic_init(&m->size, st->st_size);
-	m->disk_size = st->st_size;
 	pc__seen_set_locked(m, st);	/* nobody else sees it yet */
-	atomic_init(&m->wb_end, st->st_size);
 	atomic_init(&m->first_node, -1);
 	atomic_init(&m->refs, 1);	/* the table's */
 	return m;
 }
 
-static void truncate_to(struct pc_mapping *m, off_t len)
+/*
+ * Truncate to @len: ftruncate(2) first - its error is returned and the
+ * cache left as it was - then the cache (see the top).  i_rwsem held
+ * exclusively.
+ */
+static int truncate_locked(struct pc_mapping *m, off_t len)
 {
 	struct pc_cache *c = m->cache;
 	int64_t old = atomic_load(&m->size);
+	struct stat st;
 
+	pc__lock(&m->disk_size_lock);
+	if (ftruncate(m->fd, len) != 0) {
+		int e = -errno;
+
+		pc__unlock(&m->disk_size_lock);
+		return e;
+	}
+	pc__unlock(&m->disk_size_lock);
 	atomic_store(&m->size, len);
 	if (len < old) {
 		uint64_t keep = ((uint64_t)len + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT;
@@ -375,13 +332,26 @@ static void truncate_to(struct pc_mapping *m, off_t len)
 
 			if (p) {
 				pc__lock_page(&c->wait, p);
+				if (atomic_load(&m->bdi->stable_writes))
+					pc__wait_on_page_bit(&c->wait, p,
+							     PG_writeback);
 				memset((char *)page_data(c, p) + tail, 0,
 				       PC_PAGE_SIZE - tail);
 				pc__unlock_page(&c->wait, p);
 				pc__put_page(c, p);
 			}
 		}
+		/* Writes sized before the cut are over: none extends it now. */
+		pc__wait_writeback_range(m, (uint64_t)len >> PC_PAGE_SHIFT,
+					 UINT64_MAX);
 	}
+	pc__lock(&m->disk_size_lock);
+	if (fstat(m->fd, &st) == 0 && st.st_size > len &&
+	    ftruncate(m->fd, len) != 0)
+		pc__errseq_set(m, -errno);
+	pc__seen_refresh_locked(m);
+	pc__unlock(&m->disk_size_lock);
+	return 0;
 }
 
 /* The live mapping of the file of @st, or NULL; mappings_lock held. */
@@ -466,19 +436,15 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	if (mfd >= 0)
 		close(mfd);	/* another opener gave it one first */
 	if ((flags & O_TRUNC) && writable) {
-		bool idle;
+		int e;
 
 		pc__write_lock(&m->i_rwsem);
-		truncate_to(m, 0);
-		pc__lock(&m->disk_size_lock);
-		idle = pc__wb_end_begin_locked(m);
-		if (ftruncate(m->fd, 0) == 0) {
-			m->disk_size = 0;
-			pc__wb_end_cut_locked(m, idle, 0);
-		}
-		pc__seen_refresh_locked(m);
-		pc__unlock(&m->disk_size_lock);
+		e = truncate_locked(m, 0);
 		pc__rw_unlock(&m->i_rwsem);
+		if (e) {	/* open(2) would have failed: so do we */
+			pc_close(f);
+			return e;
+		}
 	} else if (found) {
 		pc__revalidate(m, st);
 	}
@@ -588,12 +554,8 @@ PC_EXPORT int pc_close(pc_file *f)
 		closed_add_locked(c, m);
 	}
 	pc__unlock(&c->mappings_lock);
-	if (last && !drop && !m->unlinked) {
-		int e = pc__fix_disk_size(m, true);
-
-		if (!r)
-			r = e;
-	}
+	if (last && !drop && !m->unlinked)
+		pc__seen_refresh(m);	/* as the next opener will compare */
 	if (drop)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */
 	pc__mapping_put(m);		/* the file's */
@@ -692,7 +654,6 @@ PC_EXPORT int pc_cache_sync(pc_cache *c)
 PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 {
 	struct pc_mapping *m;
-	bool idle;
 	int r = 0;
 
 	if (!f || len < 0)
@@ -701,17 +662,7 @@ PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 		return -EBADF;
 	m = f->mapping;
 	pc__write_lock(&m->i_rwsem);
-	truncate_to(m, len);
-	pc__lock(&m->disk_size_lock);
-	idle = pc__wb_end_begin_locked(m);
-	if (ftruncate(m->fd, len) != 0) {
-		r = -errno;
-	} else {
-		m->disk_size = len;
-		pc__wb_end_cut_locked(m, idle, len);
-	}
-	pc__seen_refresh_locked(m);
-	pc__unlock(&m->disk_size_lock);
+	r = truncate_locked(m, len);
 	pc__rw_unlock(&m->i_rwsem);
 	return r;
 }

@@ -132,8 +132,7 @@ struct pc_mapping {
 
 	struct pc_rwlock i_rwsem;	/* see the lock order */
 	_Atomic int64_t size;		/* bytes; changed under i_rwsem */
-	struct pc_lock disk_size_lock;	/* serializes ftruncate(fd) */
-	int64_t disk_size;		/* disk_size_lock */
+	struct pc_lock disk_size_lock;	/* ftruncate(fd), seen, fd changes */
 	struct {			/* disk_size_lock: the file on the disk */
 		int64_t size;		/* as the cache last wrote or saw it */
 		struct timespec mtime, ctime;	/* (coherence.c) */
@@ -141,10 +140,6 @@ struct pc_mapping {
 	/* filemap.c: pages [lo, hi) last found to be data on disk (SEEK_DATA),
 	   lo << 32 | hi; 0: none.  Atomic: read and written without a lock */
 	_Atomic uint64_t data_extent;
-	/* How far our whole-block writes of the last page reach since the disk
-	   was last cut to m->size: a disk that long is ours (coherence.c).
-	   Written under disk_size_lock, read without it. */
-	_Atomic int64_t wb_end;
 
 	struct pc_lock tree_lock;
 	struct pc_tree tree;		/* tree_lock for writers; RCU readers */
@@ -428,7 +423,6 @@ unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 /* Drop every clean page (dirty and writeback pages stay); i_rwsem held. */
 void pc__invalidate_pages(struct pc_mapping *m);
-int pc__fix_disk_size(struct pc_mapping *m, bool wait);
 
 /* writeback.c */
 void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p);
@@ -459,9 +453,9 @@ void pc__mapping_put(struct pc_mapping *m);
 int pc__mappings_shutdown(struct pc_cache *c);
 /* The mapping of (@dev, @ino), with a reference; NULL if none. */
 struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino);
-/* One writeback pass of all of @m, waited for; the disk size fixed. */
+/* One writeback pass of all of @m, waited for. */
 void pc__mapping_writeback_once(struct pc_mapping *m);
-/* Write all of @m back (bounded retries), cut the disk size; new errors. */
+/* Write all of @m back (bounded retries); its new errors. */
 int pc__mapping_sync(struct pc_mapping *m);
 
 struct stat;
@@ -495,12 +489,6 @@ struct stat;
 void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
 void pc__seen_refresh_locked(struct pc_mapping *m);
 void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */
-/* m->wb_end starts again at a cut of the disk (coherence.c): begin before
-   the disk's size is looked at or set, cut after, disk_size_lock held. */
-bool pc__wb_end_begin_locked(struct pc_mapping *m);
-void pc__wb_end_cut_locked(struct pc_mapping *m, bool idle, int64_t size);
-/* Is the disk, @disk bytes, longer than our own writes could make it? */
-bool pc__disk_theirs(struct pc_mapping *m, int64_t disk);
 /* At an open of @m: drop what another process made stale (@st: fstat). */
 void pc__revalidate(struct pc_mapping *m, const struct stat *st);
 

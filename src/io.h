@@ -79,6 +79,8 @@ struct pc_io_fault {
 	bool short_io;		/* do half the transfer, then fail w/ @error */
 	unsigned delay_us;	/* sleep before doing the request */
 	int count;		/* times it applies; -1 forever */
+	_Atomic bool *gate;	/* not NULL: after the delay, wait until it
+				   is true (a request held in flight) */
 };
 /*
  * A rule with off_hi == 0 has no upper bound (a zeroed rule matches every

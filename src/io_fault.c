@@ -6,6 +6,7 @@
  *             first live rule that matches?  (op, fd, offset overlap)
  *               no  ─► sync backend (done, end_io, before submit returns)
  *               yes ─► count down, hits++ ─► sleep delay_us (no lock held)
+ *                      ─► gate: wait until *gate (the test releases it)
  *                      error 0   ─► sync backend (only slowed down)
  *                      short_io  ─► do the first half of the bytes, rounded
  *                                   down to 4 KiB, then end_io(-error)
@@ -133,6 +134,8 @@ static int fault_submit(struct pc_io *io, struct pc_io_req **reqs, unsigned n)
 		}
 		if (rule.delay_us)
 			pc__io_sleep_us(rule.delay_us);
+		while (rule.gate && !atomic_load(rule.gate))
+			pc__io_sleep_us(100);
 		if (rule.error == 0) {
 			pc__io_sync_ops.submit(f->inner, &req, 1);
 			continue;

@@ -29,6 +29,13 @@
  *     gangs and a contiguous file goes out in 1 MiB requests; the requests
  *     a gang closed are submitted together at its end, without waiting for
  *     them, so several are in flight (as many as the backend takes).
+ *   - the file's size is read under each page's lock: the last page, when
+ *     the size ends inside it, goes alone and only its bytes up to the
+ *     size are written, with a buffered pwrite on the mapping's buffered
+ *     descriptor (backing.c; the kernel keeps it coherent with the O_DIRECT
+ *     one): the disk is never longer than a size the file had, even if
+ *     the process dies before the next fsync.  A dirty page wholly past
+ *     the size is being truncated: it is left to the truncation.
  *   - a writer of pages must never sleep while it holds pages under
  *     writeback that it has not submitted (whoever waits for them would
  *     wait for it): before every sleeping lock or writeback wait the run
@@ -52,8 +59,10 @@
  * Each open file samples it at open and reports each new error once, at
  * fsync or close, whoever else saw it.  Failed pages stay dirty and are
  * written again by the next fsync, or by the flusher after its back-off
- * (bdi.c); pc__writeback_mapping_retry bounds the tries when the mapping
- * is given up (destroy, pruning), so a dead device cannot hang destroy.
+ * (bdi.c); pc__writeback_mapping_retry bounds the tries of a caller that
+ * waits for all of a mapping (destroy, pc_cache_sync), so a dead device
+ * cannot hang destroy.  Pages still dirty after it stay (destroy alone
+ * drops them, counted as writeback_lost and reported).
  *
  * Limits (pc__update_dirty_limits, refreshed when bandwidth changes): the
  * hard limit and the background threshold are dirty_ratio and
@@ -220,6 +229,7 @@ struct wb_io {
 	struct pc_io_req req;
 	struct pc_mapping *m;
 	unsigned nr;
+	size_t bytes;		/* asked for: whole pages, or a tail's */
 	struct pc_page *pages[PC_MAX_IO_PAGES];
 	struct iovec iov[PC_MAX_IO_PAGES];
 };
@@ -270,13 +280,15 @@ static void throttle_wake(struct pc_cache *c, struct pc_bdi *b)
 	pc__bdi_throttle_wake(b);
 }
 
-/* The write of @nr pages (a request, or a run that could not be one) ended. */
+/*
+ * The write of @nr pages, @want bytes of them (a request, or a run that
+ * could not be one), ended with @res.
+ */
 static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
-		      unsigned nr, ssize_t res)
+		      unsigned nr, size_t want, ssize_t res)
 {
 	struct pc_cache *c = m->cache;
 	struct pc_bdi *b = m->bdi;
-	size_t want = (size_t)nr << PC_PAGE_SHIFT;
 	int err = res < 0 ? (int)res : (size_t)res < want ? -EIO : 0;
 	int node = page_node(c, pages[0])->id;
 	struct pc_page *drop_pages[PC_MAX_IO_PAGES];
@@ -310,7 +322,7 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 	for (unsigned i = 0; i < nr; i++)
 		pc__add(c, page_node(c, pages[i])->id, nr_writeback, -1);
 	if (!err) {
-		pc__add(c, node, pgpgout, (int64_t)(want >> 10));
+		pc__add(c, node, pgpgout, (int64_t)((want + 1023) >> 10));
 		pc__add(c, node, nr_written, nr);
 		atomic_store(&b->last_ok_ns, pc__now_ns());
 		pc__bdi_account_written(b, want);
@@ -353,7 +365,7 @@ static void wb_end_io(struct pc_io_req *req)
 {
 	struct wb_io *io = (struct wb_io *)req;
 
-	wb_finish(io->m, io->pages, io->nr, req->res);
+	wb_finish(io->m, io->pages, io->nr, io->bytes, req->res);
 	free(io);
 }
 
@@ -370,51 +382,58 @@ static void wb_submit(struct wb_ctl *w)
 	c->io_ops->submit(c->io, w->reqs, n);
 }
 
-/* Close the open run into one request, queued in w->reqs. */
-static void wb_close_run(struct wb_ctl *w)
+/*
+ * Queue one request for @n pages under writeback, in w->reqs: whole pages
+ * through m->fd, or (@tail) the first @tail bytes of one page, the file's
+ * last, through the buffered descriptor (backing.c), so that the disk
+ * never holds more of the file than its size.
+ */
+static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
+		     size_t tail)
 {
 	struct pc_mapping *m = w->m;
 	struct pc_cache *c = m->cache;
-	unsigned n = w->nr;
+	int fd = tail ? pc__backing_tail_fd(m, false) : m->fd;
+	size_t bytes = tail ? tail : (size_t)n << PC_PAGE_SHIFT;
 	struct wb_io *io;
 
-	if (!n)
-		return;
-	w->nr = 0;
 	atomic_fetch_add(&m->bdi->in_flight, 1);
-	io = malloc(sizeof(*io));
-	if (!io) {	/* no memory: they fail and stay dirty */
-		wb_finish(m, w->run, n, -ENOMEM);
+	io = fd >= 0 ? malloc(sizeof(*io)) : NULL;
+	if (!io) {	/* no memory, no descriptor: they fail, stay dirty */
+		wb_finish(m, pages, n, bytes, fd < 0 ? fd : -ENOMEM);
 		return;
 	}
 	io->m = m;
 	io->nr = n;
-	{	/* the disk may be this long once it is written, by our doing:
-		   claimed before the write can happen (coherence.c) */
-		int64_t end = (int64_t)(page_index(w->run[n - 1]) + 1) << PC_PAGE_SHIFT;
-
-		pc__lock(&m->disk_size_lock);
-		if (end > atomic_load(&m->wb_end))
-			atomic_store(&m->wb_end, end);
-		pc__unlock(&m->disk_size_lock);
-	}
+	io->bytes = bytes;
 	for (unsigned k = 0; k < n; k++) {
-		io->pages[k] = w->run[k];
-		io->iov[k].iov_base = page_data(c, w->run[k]);
-		io->iov[k].iov_len = PC_PAGE_SIZE;
+		io->pages[k] = pages[k];
+		io->iov[k].iov_base = page_data(c, pages[k]);
+		io->iov[k].iov_len = tail ? tail : PC_PAGE_SIZE;
 	}
 	io->req = (struct pc_io_req){
-		.fd = m->fd,
+		.fd = fd,
 		.op = PC_IO_WRITE,
 		.iov = io->iov,
 		.iovcnt = (int)n,
-		.off = (off_t)(page_index(w->run[0]) << PC_PAGE_SHIFT),
-		.dontneed = !m->direct,
+		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
+		.dontneed = tail || !m->direct,	/* a buffered descriptor */
 		.end_io = wb_end_io,
 	};
 	w->reqs[w->nreq++] = &io->req;
 	if (w->nreq == sizeof(w->reqs) / sizeof(w->reqs[0]))
 		wb_submit(w);
+}
+
+/* Close the open run into one request, queued in w->reqs. */
+static void wb_close_run(struct wb_ctl *w)
+{
+	unsigned n = w->nr;
+
+	if (!n)
+		return;
+	w->nr = 0;
+	wb_queue(w, w->run, n, 0);
 }
 
 /* Before sleeping: nothing under writeback may wait on us. */
@@ -424,12 +443,23 @@ static void wb_flush(struct wb_ctl *w)
 	wb_submit(w);
 }
 
-/* A page just put under writeback joins the run (or starts the next). */
-static void wb_add(struct wb_ctl *w, struct pc_page *p)
+/*
+ * A page just put under writeback, @size the file's size read under its
+ * lock, joins the run (or starts the next) - unless it is the last page
+ * and the size ends inside it: that one goes alone, its bytes exactly.
+ */
+static void wb_add(struct wb_ctl *w, struct pc_page *p, int64_t size)
 {
+	uint64_t start = page_index(p) << PC_PAGE_SHIFT;
+
 	if (w->nr && (w->nr == PC_MAX_IO_PAGES ||
 		      page_index(p) != page_index(w->run[w->nr - 1]) + 1))
 		wb_close_run(w);
+	if ((uint64_t)size < start + PC_PAGE_SIZE) {
+		wb_close_run(w);
+		wb_queue(w, &p, 1, (size_t)((uint64_t)size - start));
+		return;
+	}
 	w->run[w->nr++] = p;
 }
 
@@ -447,6 +477,9 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 
 	w.m = m;
 	w.nr = w.nreq = 0;
+	/* The tail's descriptor now, while a failure to get one may free some. */
+	if (m->direct && (atomic_load(&m->size) & (PC_PAGE_SIZE - 1)))
+		(void)pc__backing_tail_fd(m, true);
 	if (sync) {
 		pc__lock(&m->tree_lock);
 		pc__tree_tag_range(&m->tree, start, end, PC_TAG_DIRTY,
@@ -455,6 +488,7 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	}
 	while (index <= end) {
 		struct pc_page *pages[GANG];
+		int64_t size[GANG];	/* each page's, read under its lock */
 		unsigned n, np = 0;
 
 		urcu_bp_read_lock();
@@ -499,6 +533,10 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 				}
 				goto skip;
 			}
+			/* Wholly past the size: a truncation is removing it. */
+			size[np] = atomic_load(&m->size);
+			if ((int64_t)(idx[k] << PC_PAGE_SHIFT) >= size[np])
+				goto skip;
 			pages[np++] = p;
 			continue;
 skip:
@@ -527,7 +565,7 @@ skip:
 				pc_trace(c, PC_TR_WB_START, p, 0);
 				pc__page_sanity(c, p, true);
 				pc__unlock_page(&c->wait, p);
-				wb_add(&w, p);	/* our reference goes to the I/O */
+				wb_add(&w, p, size[k]);	/* our ref goes to the I/O */
 			}
 			wb_submit(&w);	/* the runs this gang closed */
 			written += (int)np;
@@ -585,13 +623,10 @@ int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
 		    bool datasync)
 {
 	struct pc_mapping *m = f->mapping;
-	int r;
 
 	pc__writeback_range(m, start, end, true, NULL);
 	pc__wait_writeback_range(m, start, end);
-	r = pc__fix_disk_size(m, true);
-	if (r)
-		pc__errseq_set(m, r);
+	/* (m->fd, not tail_fd: fsync is of the file, both descriptors') */
 	if ((datasync ? fdatasync(m->fd) : fsync(m->fd)) != 0)
 		pc__errseq_set(m, -errno);
 	return pc__errseq_check_advance(m, &f->err_cursor);

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -52,27 +51,27 @@ static unsigned open_fds(void)
 	_exit(code); \
 } while (0)
 
+struct limited {
+	void (*fn)(void);
+	rlim_t limit;
+};
+
+static void limited_main(void *arg)
+{
+	struct limited *l = arg;
+	struct rlimit rl = { l->limit, l->limit };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		CHILD_FAIL(90, "setrlimit: %s", strerror(errno));
+	l->fn();
+}
+
 /* Run @fn in a child under RLIMIT_NOFILE @limit; its exit status is 0. */
 static void in_child(void (*fn)(void), rlim_t limit)
 {
-	struct rlimit rl = { limit, limit };
-	int status;
-	pid_t pid;
+	struct limited l = { fn, limit };
 
-	(void)tu_dir();	/* made by the parent: the child must not remove it */
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-			CHILD_FAIL(90, "setrlimit: %s", strerror(errno));
-		fn();
-		fflush(stdout);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("child failed: status %#x", status);
+	tu_in_child(limited_main, &l);
 }
 
 static const char *nth(unsigned i)

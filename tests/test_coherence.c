@@ -77,9 +77,10 @@ static void test_open_fd(void **state)
 	assert_int_equal(pc_size(f), 5100);
 	assert_int_equal(pc_pread(f, back, sizeof(back), 100), 5000);
 	assert_memory_equal(back, buf, 5000);
+	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(fstat(fd, &st), 0);	/* the caller's fd lives on */
-	assert_int_equal(st.st_size, 5100);	/* closed: size fixed on disk */
+	assert_int_equal(st.st_size, 5100);	/* written: its exact size */
 
 	/* The errnos of the header. */
 	assert_int_equal(pc_open_fd(NULL, fd, O_RDWR, &f), -EINVAL);

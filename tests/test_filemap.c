@@ -5,7 +5,9 @@
  * several files and threads, every read checked against the reference
  * model of each file (tests/util); after each fsync the file read with plain read(2) must
  * equal the model, with the exact size.  Budgets as small as 64 pages keep
- * reclaim running all the time.  Each thread owns its files (the model is
+ * reclaim running all the time.  Stable pages: a write waits for the
+ * page's writeback when the device asks (a write held in flight by the
+ * fault backend's gate).  Each thread owns its files (the model is
  * per file); a separate case has many threads on one file, in disjoint
  * stripes.  Seeds are printed; PC_SEED=N replays.
  */
@@ -18,6 +20,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "bdi.h"
+#include "io.h"
 #include "util.h"
 
 #define MAX_FILE (768 * 1024)
@@ -261,9 +265,12 @@ static void test_exact_sizes(void **state)
 	assert_int_equal(pc_open(c, path, O_WRONLY | O_APPEND, 0, &f), 0);
 	assert_int_equal(pc_pwrite(f, "xyz", 3, 0), 3);	/* appends */
 	assert_int_equal(pc_size(f), 4027);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 4024);	/* the disk: not written yet */
+	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_size, 4027);	/* exact at close */
+	assert_int_equal(st.st_size, 4027);	/* exact once written */
 
 	assert_int_equal(pc_open(c, path, O_RDWR | O_DSYNC, 0, &f), 0);
 	assert_int_equal(pc_pwrite(f, "Q", 1, 10000), 1);
@@ -337,6 +344,91 @@ static void test_get_page(void **state)
 	assert_int_equal(pc_get_page(f, 3, PC_GET_NOWAIT, &p), -EAGAIN);
 	assert_int_equal(pc_vmstat(c, "allocfail", &allocfail1), 0);
 	assert_int_equal(allocfail0, allocfail1);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * Stable pages (a device whose queue says stable_writes; the test sets the
+ * flag).  An fsync's write of page 0 is held in flight by a fault-backend
+ * gate; a pc_pwrite of the page meanwhile must wait for that write, so the
+ * disk gets the page as it was when its writeback began.  The gate opens
+ * once the writer is seen waiting on the page (PG_waiters) - or done,
+ * which is the failure.
+ */
+struct stable_io {
+	pc_file *f;
+	const unsigned char *buf;
+	ssize_t r;
+	_Atomic bool done;
+};
+
+static void *stable_fsync(void *arg)
+{
+	struct stable_io *s = arg;
+
+	s->r = pc_fsync(s->f);
+	atomic_store(&s->done, true);
+	return NULL;
+}
+
+static void *stable_write(void *arg)
+{
+	struct stable_io *s = arg;
+
+	s->r = pc_pwrite(s->f, s->buf, 4096, 0);
+	atomic_store(&s->done, true);
+	return NULL;
+}
+
+static void test_stable_pages(void **state)
+{
+	const char *path = tu_path("stable");
+	static unsigned char a[4096], b[4096], disk[4096];
+	_Atomic bool gate = false;
+	struct pc_io_fault hold = { .op = PC_IO_WRITE, .fd = -1, .count = 1,
+				    .gate = &gate };
+	struct stable_io s1 = { 0 }, s2 = { 0 };
+	struct pc_page *p;
+	pthread_t t1, t2;
+	pc_cache *c;
+	pc_file *f;
+	int fd;
+
+	(void)state;
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	assert_int_equal(pc_cache_create(&c, "memory=4M io=fault"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	atomic_store(&f->mapping->bdi->stable_writes, true);
+	assert_int_equal(pc_pwrite(f, a, sizeof(a), 0), 4096);
+	p = pc__find_get_page(f->mapping, 0);
+	assert_non_null(p);
+	assert_int_equal(pc__io_fault_add(c->io, &hold), 0);
+	s1.f = s2.f = f;
+	s2.buf = b;
+	assert_int_equal(pthread_create(&t1, NULL, stable_fsync, &s1), 0);
+	while (pc__io_fault_hits(c->io) < 1)	/* page 0 held in flight */
+		tu_sleep_us(200);
+	assert_true(page_test(p, PG_writeback));
+	assert_int_equal(pthread_create(&t2, NULL, stable_write, &s2), 0);
+	while (!atomic_load(&s2.done) && !page_test(p, PG_waiters))
+		tu_sleep_us(200);
+	assert_false(atomic_load(&s2.done));	/* it waits for the write */
+	atomic_store(&gate, true);
+	tu_join(t1);
+	tu_join(t2);
+	assert_int_equal(s1.r, 0);
+	assert_int_equal(s2.r, 4096);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, disk, sizeof(disk), 0), 4096);
+	assert_memory_equal(disk, a, sizeof(a));	/* as it was at writeback */
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pread(fd, disk, sizeof(disk), 0), 4096);
+	assert_memory_equal(disk, b, sizeof(b));
+	close(fd);
+	pc__put_page(c, p);
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
@@ -489,6 +581,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_destroy_writes_back),
 		cmocka_unit_test(test_get_page),
 		cmocka_unit_test(test_all_pinned_enomem),
+		cmocka_unit_test(test_stable_pages),
 		cmocka_unit_test(test_small_writes_not_hot),
 		cmocka_unit_test(test_data_extent),
 		cmocka_unit_test(test_random_tiny_budget),

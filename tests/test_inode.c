@@ -7,16 +7,26 @@
  *                        its pages, and its fsync reports the error;
  *   sync_keeps_dirty     pc_cache_sync on a failing device reports the
  *                        error and keeps the pages: nothing is counted as
- *                        lost while the pages are still there.
+ *                        lost while the pages are still there;
+ *   truncate_fails       ftruncate(2) failing (a seccomp filter makes it
+ *                        return EIO in one thread): pc_ftruncate, shrinking
+ *                        or growing, and pc_open(O_TRUNC) return -EIO and
+ *                        leave the cache as it was, dirty pages included.
  *
  * Faults come from the fault backend (io=fault), by the backing fd of the
  * file that must fail.  Tests look inside the cache (internal.h).
  */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <pthread.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -113,11 +123,67 @@ static void test_sync_keeps_dirty(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * From now on ftruncate(2) fails with EIO in the calling thread (a seccomp
+ * filter, and no_new_privs, are the thread's own; they die with it).
+ */
+static void ftruncate_fails(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ftruncate, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EIO),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = 4, .filter = f };
+
+	assert_int_equal(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	assert_int_equal(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+static void *truncate_fails(void *arg)
+{
+	struct tu_model a;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)arg;
+	assert_int_equal(pc_cache_create(&c, "memory=4M"), 0);
+	tu_model_init(&a, tu_path("truncfail"), 8 * PG);
+	tu_model_open(&a, c, O_RDWR | O_CREAT | O_TRUNC);
+	tu_model_write(&a, 0, 3 * PG + 100, 3);	/* dirty, a partial last page */
+	ftruncate_fails();
+	assert_int_equal(pc_ftruncate(a.f, 5000), -EIO);
+	assert_int_equal(pc_size(a.f), 3 * PG + 100);
+	tu_model_read(&a, 0, 4 * PG);
+	assert_int_equal(pc_ftruncate(a.f, 7 * PG), -EIO);
+	assert_int_equal(pc_size(a.f), 3 * PG + 100);
+	assert_int_equal(pc_open(c, a.path, O_RDWR | O_TRUNC, 0, &f), -EIO);
+	assert_int_equal(pc_size(a.f), 3 * PG + 100);
+	tu_model_read(&a, 0, 4 * PG);
+	assert_int_equal(atomic_load(&a.f->mapping->nr_dirty), 4);
+	assert_int_equal(pc_fsync(a.f), 0);	/* nothing was dropped */
+	tu_model_check_disk(&a);
+	tu_model_fini(&a);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	return NULL;
+}
+
+static void test_truncate_fails(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, truncate_fails, NULL), 0);
+	tu_join(t);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evicted_dirty_kept),
 		cmocka_unit_test(test_sync_keeps_dirty),
+		cmocka_unit_test(test_truncate_fails),
 	};
 
 	if (argc > 1)

@@ -12,10 +12,31 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util.h"
+
+void tu_in_child(void (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	(void)tu_dir();	/* the parent's: the child must not make its own */
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child %d failed: status %#x", (int)pid, status);
+}
 
 /* ------------------------------------------------------------------ */
 /* Scratch files, seeds, patterns.                                      */
@@ -33,19 +54,23 @@ static void rm_dir(void)
 	}
 }
 
+static void make_dir(void)
+{
+	const char *base = getenv("PC_TEST_DIR");
+
+	snprintf(dir, sizeof(dir), "%s/pctest.XXXXXX", base ? base : "/var/tmp");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		abort();
+	}
+	atexit(rm_dir);
+}
+
 const char *tu_dir(void)
 {
-	if (!dir[0]) {
-		const char *base = getenv("PC_TEST_DIR");
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-		snprintf(dir, sizeof(dir), "%s/pctest.XXXXXX",
-			 base ? base : "/var/tmp");
-		if (!mkdtemp(dir)) {
-			perror("mkdtemp");
-			abort();
-		}
-		atexit(rm_dir);
-	}
+	pthread_once(&once, make_dir);	/* worker threads may be first */
 	return dir;
 }
 

@@ -11,7 +11,8 @@
  * fail_msg() end in one of them) through tu__*: in the thread running the
  * test they are cmocka's own; in any other thread a failure is printed,
  * recorded, and the thread exits (pthread_exit: it holds nothing cmocka
- * needs).  The test thread fails on a recorded failure when it joins the
+ * needs); in a child process the test forked, the child exits with status
+ * 99, which the test asserts (tu_in_child).  The test thread fails on a recorded failure when it joins the
  * thread with tu_join (or calls tu_thread_failures), and at the latest when
  * the test ends: cmocka_unit_test() here adds a teardown that fails the
  * test if another thread failed during it.  So worker code uses the usual
@@ -63,6 +64,8 @@ int tu__teardown(void **state);
 #define tu_join(t) tu__join((t), __FILE__, __LINE__)
 /* Fail if a thread other than the test's failed since the last check. */
 #define tu_check_threads() tu__check_threads(__FILE__, __LINE__)
+/* Run @fn in a forked child and fail unless it exits with status 0. */
+void tu_in_child(void (*fn)(void *), void *arg);
 /* Failures other threads recorded since the last call; forgets them. */
 unsigned tu_thread_failures(void);
 void tu__join(pthread_t t, const char *file, int line);

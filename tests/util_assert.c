@@ -3,18 +3,22 @@
  *
  * Failures of threads other than the test's: a count and the first
  * message, under fail_lock.  The test thread is the one that started the
- * program (cmocka runs every test there), noted before main.  This file
- * alone calls cmocka's own _assert_* and _fail.
+ * program (cmocka runs every test there), noted before main with its
+ * process: in a child the test forked, a failure exits the child with
+ * status 99 (the parent asserts the status).  This file alone calls
+ * cmocka's own _assert_* and _fail.
  */
 #define TU_NO_REDIRECT
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
 static pthread_t test_thread;
+static pid_t test_pid;
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned fail_count;		/* fail_lock */
 static char fail_first[512];		/* fail_lock */
@@ -22,11 +26,12 @@ static char fail_first[512];		/* fail_lock */
 __attribute__((constructor)) static void note_test_thread(void)
 {
 	test_thread = pthread_self();
+	test_pid = getpid();
 }
 
 static bool in_test_thread(void)
 {
-	return pthread_equal(pthread_self(), test_thread);
+	return getpid() == test_pid && pthread_equal(pthread_self(), test_thread);
 }
 
 /* Another thread failed: say where, record it, and end the thread. */
@@ -44,6 +49,12 @@ static void thread_fail(const char *file, int line, const char *fmt, ...)
 		snprintf(fail_first, sizeof(fail_first), "%s:%d: %s", file,
 			 line, msg);
 	pthread_mutex_unlock(&fail_lock);
+	if (getpid() != test_pid) {	/* a forked child: its status says it */
+		printf("[  ERROR   ] in child %d: %s:%d: %s\n", (int)getpid(),
+		       file, line, msg);
+		fflush(stdout);
+		_exit(99);
+	}
 	printf("[  ERROR   ] in a worker thread: %s:%d: %s\n", file, line, msg);
 	fflush(stdout);
 	pthread_exit(NULL);
