@@ -261,7 +261,7 @@ void pc__mapping_writeback_once(struct pc_mapping *m)
  */
 int pc__mapping_sync(struct pc_mapping *m)
 {
-	uint32_t seen = pc__errseq_sample(m);	/* report only new errors */
+	_Atomic uint32_t seen = pc__errseq_sample(m);	/* only new errors */
 	uint64_t left;
 	int r;
 
@@ -449,7 +449,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		pc__revalidate(m, st);
 	}
 	/* Sampled last: an error of writeback done by revalidate is not new. */
-	f->err_cursor = pc__errseq_sample(m);
+	atomic_init(&f->err_cursor, pc__errseq_sample(m));
 	*out = f;
 	return 0;
 }

@@ -181,7 +181,7 @@ struct pc_file {
 	struct pc_cache *cache;
 	struct pc_mapping *mapping;
 	int flags;			/* open flags */
-	uint32_t err_cursor;		/* errseq seen */
+	_Atomic uint32_t err_cursor;	/* errseq seen; moved by CAS */
 	struct pc_lock ra_lock;	/* ra, drop; uncontended in practice */
 	struct pc_ra ra;
 	struct pc_page *drop[PC_DROP_BATCH];	/* use-once pages to drop */
@@ -444,7 +444,7 @@ void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
  */
 uint64_t pc__writeback_mapping_retry(struct pc_mapping *m);
 uint32_t pc__errseq_sample(struct pc_mapping *m);
-int pc__errseq_check_advance(struct pc_mapping *m, uint32_t *cursor);
+int pc__errseq_check_advance(struct pc_mapping *m, _Atomic uint32_t *cursor);
 void pc__errseq_set(struct pc_mapping *m, int err);
 
 /* inode.c: mappings, open files */

@@ -225,8 +225,14 @@ int pc__cond_timedwait(pthread_cond_t *cv, struct pc_lock *l,
 
 void pc__rwlock_init(struct pc_rwlock *l, int rank)
 {
+	pthread_rwlockattr_t a;
+
 	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
-	pthread_rwlock_init(&l->rw, NULL);
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&l->rw, &a);
+	pthread_rwlockattr_destroy(&a);
 	l->rank = rank;
 }
 

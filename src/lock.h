@@ -20,7 +20,7 @@
  *   RESIZE               c->resize_lock          one pc_cache_resize at a time
  *   MAPPINGS             c->mappings_lock        open/close table, files
  *   I_RWSEM  (rwlock)    m->i_rwsem              size; writers shared,
- *                                                truncate exclusive
+ *                                                truncate, appends exclusive
  *   DISK_SIZE            m->disk_size_lock       ftruncate of the backing fd
  *   RA                   f->ra_lock              readahead state, drop batch
  *   PAGE     (pseudo)    PG_locked               the page lock: sleeping,
@@ -112,7 +112,13 @@ void pc__cond_wait(pthread_cond_t *cv, struct pc_lock *l);
 int pc__cond_timedwait(pthread_cond_t *cv, struct pc_lock *l,
 		       const struct timespec *abstime);
 
-/* A rwlock, checked like a mutex whether taken shared or exclusive. */
+/*
+ * A rwlock, checked like a mutex whether taken shared or exclusive.  It
+ * prefers writers, as the kernel's rw_semaphore does: glibc's default lets
+ * a stream of shared holders keep an exclusive one out for ever.  So no
+ * thread may take one shared twice (a writer waiting between would
+ * deadlock it).
+ */
 struct pc_rwlock {
 	pthread_rwlock_t rw;
 	int rank;		/* read-only after init */

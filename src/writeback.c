@@ -57,7 +57,8 @@
  *
  * Errors (errseq, as lib/errseq.c): m->wb_err = counter | SEEN | errno.
  * Each open file samples it at open and reports each new error once, at
- * fsync or close, whoever else saw it.  Failed pages stay dirty and are
+ * fsync or close, whoever else saw it; its cursor moves by compare-and-
+ * swap, so concurrent fsyncs of one open file report an error once.  Failed pages stay dirty and are
  * written again by the next fsync, or by the flusher after its back-off
  * (bdi.c); pc__writeback_mapping_retry bounds the tries of a caller that
  * waits for all of a mapping (destroy, pc_cache_sync), so a dead device
@@ -164,17 +165,29 @@ uint32_t pc__errseq_sample(struct pc_mapping *m)
 	return (old & ERRSEQ_SEEN) ? old : 0;
 }
 
-int pc__errseq_check_advance(struct pc_mapping *m, uint32_t *cursor)
+/*
+ * Report the error @cursor has not seen, once: the cursor moves by
+ * compare-and-swap, so of callers racing on one open file (fsyncs, a
+ * close, O_SYNC writes) exactly one advances it past an error and returns
+ * it; the others find it seen (the kernel holds f_lock for this).
+ */
+int pc__errseq_check_advance(struct pc_mapping *m, _Atomic uint32_t *cursor)
 {
-	uint32_t old = atomic_load(&m->wb_err), new;
+	uint32_t cur = atomic_load(cursor);
 
-	if (old == *cursor)
-		return 0;
-	new = old | ERRSEQ_SEEN;
-	if (new != old)
-		atomic_compare_exchange_strong(&m->wb_err, &old, new);
-	*cursor = new;
-	return new & ERRSEQ_MAX_ERRNO ? -(int)(new & ERRSEQ_MAX_ERRNO) : 0;
+	for (;;) {
+		uint32_t old = atomic_load(&m->wb_err), new;
+
+		if (old == cur)
+			return 0;
+		new = old | ERRSEQ_SEEN;
+		if (new != old)	/* lost to a new error or another SEEN: fine */
+			atomic_compare_exchange_strong(&m->wb_err, &old, new);
+		if (atomic_compare_exchange_strong(cursor, &cur, new))
+			return new & ERRSEQ_MAX_ERRNO ? -(int)(new & ERRSEQ_MAX_ERRNO)
+						      : 0;
+		/* Another caller moved it (cur reloaded): it reported that. */
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -11,7 +11,16 @@
  *   truncate_fails       ftruncate(2) failing (a seccomp filter makes it
  *                        return EIO in one thread): pc_ftruncate, shrinking
  *                        or growing, and pc_open(O_TRUNC) return -EIO and
- *                        leave the cache as it was, dirty pages included.
+ *                        leave the cache as it was, dirty pages included;
+ *   fsync_errors_once    four threads fsync one open file without pause
+ *                        while errors happen one after another: each is
+ *                        reported exactly once (the per-open cursor); and
+ *                        the cursor's check itself, called by two threads
+ *                        released together after each error, 20000 times;
+ *   starvation           an fsync, an ftruncate and an O_APPEND write each
+ *                        complete while four threads write the same file
+ *                        flat out: the writers stop only when all three are
+ *                        done, so the case ends by construction.
  *
  * Faults come from the fault backend (io=fault), by the backing fd of the
  * file that must fail.  Tests look inside the cache (internal.h).
@@ -19,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <pthread.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -178,12 +188,201 @@ static void test_truncate_fails(void **state)
 	tu_join(t);
 }
 
+#define ERRORS 2000
+
+struct fsyncer {
+	pc_file *f;
+	_Atomic bool *stop;
+	_Atomic unsigned *reported;
+	pthread_t t;
+};
+
+static void *fsyncer_main(void *arg)
+{
+	struct fsyncer *s = arg;
+
+	while (!atomic_load(s->stop)) {
+		int e = pc_fsync(s->f);
+
+		if (e == -EIO)
+			atomic_fetch_add(s->reported, 1);
+		else
+			assert_int_equal(e, 0);
+	}
+	return NULL;
+}
+
+static void test_fsync_errors_once(void **state)
+{
+	_Atomic unsigned reported = 0;
+	_Atomic bool stop = false;
+	struct fsyncer s[4];
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=4M"), 0);
+	assert_int_equal(pc_open(c, tu_path("errsonce"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	for (int i = 0; i < 4; i++) {
+		s[i] = (struct fsyncer){ f, &stop, &reported, 0 };
+		assert_int_equal(pthread_create(&s[i].t, NULL, fsyncer_main, &s[i]), 0);
+	}
+	for (unsigned e = 1; e <= ERRORS; e++) {
+		/* A new error (errseq: after the last one was seen). */
+		pc__errseq_set(f->mapping, -EIO);
+		while (atomic_load(&reported) < e)
+			sched_yield();
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 4; i++)
+		pthread_join(s[i].t, NULL);
+	tu_check_threads();
+	printf("  %u errors, reported %u times by fsync\n", ERRORS,
+	       atomic_load(&reported));
+	assert_int_equal(atomic_load(&reported), ERRORS);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * The check itself: after each new error, two callers (one a core) are let
+ * go at once.  Without the compare-and-swap both can see the error unseen
+ * and report it.
+ */
+#define ROUNDS 20000
+#define CHECKERS 2
+
+struct checker {
+	pc_file *f;
+	_Atomic unsigned *round, *arrived, *reported;
+	pthread_t t;
+};
+
+static void *checker_main(void *arg)
+{
+	struct checker *k = arg;
+
+	for (unsigned r = 1; r <= ROUNDS; r++) {
+		while (atomic_load(k->round) < r)
+			sched_yield();	/* released together, near enough */
+		if (pc__errseq_check_advance(k->f->mapping, &k->f->err_cursor))
+			atomic_fetch_add(k->reported, 1);
+		atomic_fetch_add(k->arrived, 1);
+	}
+	return NULL;
+}
+
+static void test_cursor_race(void **state)
+{
+	_Atomic unsigned round = 0, arrived = 0, reported = 0;
+	struct checker k[CHECKERS];
+	unsigned twice = 0;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=4M"), 0);
+	assert_int_equal(pc_open(c, tu_path("cursor"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	for (int i = 0; i < CHECKERS; i++) {
+		k[i] = (struct checker){ f, &round, &arrived, &reported, 0 };
+		assert_int_equal(pthread_create(&k[i].t, NULL, checker_main, &k[i]), 0);
+	}
+	for (unsigned r = 1; r <= ROUNDS; r++) {
+		unsigned before = atomic_load(&reported);
+
+		pc__errseq_set(f->mapping, -EIO);
+		atomic_store(&round, r);
+		while (atomic_load(&arrived) < CHECKERS * r)
+			sched_yield();
+		twice += atomic_load(&reported) - before > 1;
+	}
+	for (int i = 0; i < CHECKERS; i++)
+		pthread_join(k[i].t, NULL);
+	tu_check_threads();
+	printf("  %u errors, reported %u times, %u of them more than once\n",
+	       ROUNDS, atomic_load(&reported), twice);
+	assert_int_equal(atomic_load(&reported), ROUNDS);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * Four writers write one file flat out (its first MiB, rewritten whole
+ * each time: no throttle pause between writes) while the test thread
+ * fsyncs it, extends it with ftruncate and appends to it through an
+ * O_APPEND handle; the writers stop when those three are done.  A reader-preferring i_rwsem lets the writers' shared holds
+ * overlap for ever and the exclusive ones (ftruncate, append) never get
+ * in; the case then never ends, and the runner's timeout fails it.
+ */
+struct flatout {
+	pc_file *f;
+	_Atomic bool *stop;
+	unsigned long writes;
+	pthread_t t;
+};
+
+static void *flatout_main(void *arg)
+{
+	struct flatout *w = arg;
+	unsigned char *buf = malloc(1 << 20);
+
+	assert_non_null(buf);
+	memset(buf, 'w', 1 << 20);
+	while (!atomic_load(w->stop)) {
+		assert_int_equal(pc_pwrite(w->f, buf, 1 << 20, 0), 1 << 20);
+		w->writes++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void test_starvation(void **state)
+{
+	const char *path = tu_path("flatout");
+	_Atomic bool stop = false;
+	struct flatout w[4];
+	unsigned long writes = 0;
+	pc_cache *c;
+	pc_file *f, *g;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=64M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_open(c, path, O_WRONLY | O_APPEND, 0, &g), 0);
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct flatout){ f, &stop, 0, 0 };
+		assert_int_equal(pthread_create(&w[i].t, NULL, flatout_main, &w[i]), 0);
+	}
+	while (pc_size(f) == 0)		/* the writers are at it */
+		sched_yield();
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_ftruncate(f, 2 << 20), 0);
+	assert_int_equal(pc_pwrite(g, "appended", 8, 0), 8);
+	atomic_store(&stop, true);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].t, NULL);
+		writes += w[i].writes;
+	}
+	tu_check_threads();
+	printf("  fsync, ftruncate and append done among %lu writes\n", writes);
+	assert_int_equal(pc_size(f), (2 << 20) + 8);
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_evicted_dirty_kept),
 		cmocka_unit_test(test_sync_keeps_dirty),
 		cmocka_unit_test(test_truncate_fails),
+		cmocka_unit_test(test_fsync_errors_once),
+		cmocka_unit_test(test_cursor_race),
+		cmocka_unit_test(test_starvation),
 	};
 
 	if (argc > 1)
