@@ -56,6 +56,20 @@ uint64_t pc__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#ifdef PC_DEBUG
+uint64_t pc__clock(struct pc_cache *c)
+{
+	uint64_t t = atomic_load_explicit(&c->test_clock, memory_order_relaxed);
+
+	return t ? t : pc__now_ns();
+}
+
+void pc__test_clock_set(struct pc_cache *c, uint64_t ns)
+{
+	atomic_store(&c->test_clock, ns);
+}
+#endif
+
 void pc__deadline(struct timespec *ts, uint64_t ns)
 {
 	clock_gettime(CLOCK_REALTIME, ts);

@@ -270,6 +270,8 @@ struct pc_cache {
 	_Atomic uint64_t nr_shadows;	/* all mappings */
 	_Atomic uint64_t max_shadows;	/* from the budget: resize_lock */
 	_Atomic bool stopping;
+	_Atomic uint64_t test_clock;	/* debug builds: pc__clock's value when
+					   not 0 (pc__test_clock_set) */
 	_Atomic int tree_contended;	/* contention_backoff: seen by kswapd */
 	_Atomic int blunt_owner;	/* =blunt: node of the one kswapd */
 	_Atomic uint64_t tree_contended_ns;	/* =blunt: last contention seen */
@@ -310,6 +312,26 @@ static inline uint64_t node_wmark_high(struct pc_node *n)
 	return n->wmark_high + 2 * atomic_load_explicit(&n->wmark_boost,
 							memory_order_relaxed);
 }
+
+/*
+ * The cache's clock (cache.c), for decisions that turn on time passing:
+ * reclaim's contention back-off (how long a sleepy reclaimer waits, when
+ * contention is stale, the blunt stall's cap).  Release builds read
+ * CLOCK_MONOTONIC and nothing else.  Debug builds (PC_DEBUG: the tests')
+ * let a test freeze it and move it by hand, so that the test decides when
+ * time passes: pc__test_clock_set(c, ns), 0 for the real clock again.
+ * Waits that end on this clock look at it at least once a millisecond.
+ */
+#ifdef PC_DEBUG
+uint64_t pc__clock(struct pc_cache *c);
+void pc__test_clock_set(struct pc_cache *c, uint64_t ns);
+#else
+static inline uint64_t pc__clock(struct pc_cache *c)
+{
+	(void)c;
+	return pc__now_ns();
+}
+#endif
 
 /* cache.c */
 struct pc_tctx *pc__tctx(struct pc_cache *c);

@@ -75,6 +75,7 @@
  *            in the last 10 ms, at most 100 ms (HZ/10) at a time
  *            (kswapd_contended_stall) - "all but one kswapd stall".  The
  *            owner gives the claim up when it stops balancing.
+ * Those times are the cache's clock (pc__clock), which tests drive.
  *
  * Shrinking the active list moves pages to the inactive list (setting
  * PG_workingset, as the kernel does); pages referenced since they were
@@ -98,6 +99,7 @@
 
 #define DEF_PRIORITY 12
 #define GIVE_WAY_NS (1000ull * 1000)	/* an allocation waits for kswapd */
+#define NS_PER_MS (1000ull * 1000)
 #define SLEEPY_WAIT_NS (10ull * 1000 * 1000)
 #define BLUNT_QUIET_NS (10ull * 1000 * 1000)	/* contention "now" */
 #define BLUNT_MAX_STALL_NS (100ull * 1000 * 1000)	/* HZ/10 */
@@ -200,19 +202,25 @@ static int cmp_mapping(const void *a, const void *b)
 	return ma < mb ? -1 : ma > mb;
 }
 
-/* =sleepy: wait for reclaim progress on our node, or the timeout. */
+/*
+ * =sleepy: wait for reclaim progress on our node, or SLEEPY_WAIT_NS of
+ * the cache's clock (pc__clock: a test may drive it), looked at every
+ * millisecond.
+ */
 static void sleepy_wait(struct pc_cache *c, struct pc_node *n)
 {
 	uint64_t p0 = atomic_load(&n->reclaim_progress);
-	uint64_t deadline = pc__now_ns() + SLEEPY_WAIT_NS;
-	struct timespec ts;
+	uint64_t deadline = pc__clock(c) + SLEEPY_WAIT_NS;
 
 	pc__inc(c, n->id, reclaim_backoff_wait);
-	pc__deadline(&ts, SLEEPY_WAIT_NS);
 	pc__lock(&n->kswapd_mtx);
 	while (atomic_load(&n->reclaim_progress) == p0 && !n->stop &&
-	       pc__now_ns() < deadline)
+	       pc__clock(c) < deadline) {
+		struct timespec ts;
+
+		pc__deadline(&ts, pc_min(deadline - pc__clock(c), NS_PER_MS));
 		pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	}
 	pc__unlock(&n->kswapd_mtx);
 }
 
@@ -232,11 +240,11 @@ static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
 
 		atomic_compare_exchange_strong(&c->blunt_owner, &none,
 					       sc->node->id);
-		atomic_store(&c->tree_contended_ns, pc__now_ns());
+		atomic_store(&c->tree_contended_ns, pc__clock(c));
 	}
 	pc__lock(&m->tree_lock);
 	if (backoff == BACKOFF_BLUNT && sc->kswapd)
-		atomic_store(&c->tree_contended_ns, pc__now_ns());
+		atomic_store(&c->tree_contended_ns, pc__clock(c));
 }
 
 /* Remove one locked, clean page (count frozen) under the held tree lock. */
@@ -572,7 +580,7 @@ static bool blunt_stall(struct pc_cache *c, struct pc_node *n)
 
 	if (c->cfg.contention_backoff != BACKOFF_BLUNT)
 		return false;
-	start = now = pc__now_ns();
+	start = now = pc__clock(c);
 	for (;;) {
 		owner = atomic_load(&c->blunt_owner);
 		if (owner < 0 || owner == n->id || n->stop ||
@@ -584,7 +592,7 @@ static bool blunt_stall(struct pc_cache *c, struct pc_node *n)
 			pc__inc(c, n->id, kswapd_contended_stall);
 		stalled = true;
 		sleep_ms(1);
-		now = pc__now_ns();
+		now = pc__clock(c);
 	}
 	return stalled;
 }
@@ -602,8 +610,9 @@ static unsigned long balance_node(struct pc_cache *c, struct pc_node *n)
 
 		if (node_balanced(n))
 			break;
-		if (blunt_stall(c, n))
-			continue;
+		/* A stall ends in a pass: at the cap too, contention or not. */
+		if (blunt_stall(c, n) && node_balanced(n))
+			break;
 		sc.contended = false;
 		sc.nr_writeback_tail = 0;
 		sc.nr_dirty = 0;

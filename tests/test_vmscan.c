@@ -14,8 +14,10 @@
  *               the boost by what was taken while it waited; an
  *               allocation at min gives way to a woken kswapd, counted;
  *   balance     the active list is aged when it outgrows the inactive one;
- *   policies    reclaim.batch_remove and reclaim.contention_backoff move
- *               the counters they must.
+ *   policies    reclaim.batch_remove moves the counters it must;
+ *               reclaim.contention_backoff's decisions (a held lock, the
+ *               waits and stalls, stale contention, the cap), each driven
+ *               by the test with a held lock and the cache's clock.
  *
  * Deterministic cases run with reclaim.kswapd=off (only direct reclaim,
  * in the test's own thread) and POSIX_FADV_RANDOM (one page per miss), so
@@ -488,100 +490,262 @@ static void test_policy_batch_remove(void **state)
 }
 
 /*
- * reclaim.contention_backoff: the test holds a mapping's tree lock while
- * both nodes' kswapds try to reclaim that mapping's pages (the cache is
- * full of them, and the test takes free frames down to min with
- * allocations that never reclaim), then keeps the lock busy in 1 ms
- * slices while they work.
+ * reclaim.contention_backoff, each decision driven by the test: it holds a
+ * mapping's tree lock (the contention), freezes the cache's clock
+ * (pc__test_clock_set) and moves it by hand, and takes a node exactly
+ * down to its low mark with allocations that never reclaim, which wakes
+ * that node's kswapd onto pages of that mapping.  Counters are read as
+ * deltas from a baseline.  Where a case checks that a reclaimer is still
+ * held back, it first lets real time pass (more than the back-off's real
+ * length): with the clock frozen nothing may change, however long.
  */
-struct backoff_counts {
-	uint64_t contended, waits, stalls;
-};
+#define BACKOFF_FRAMES 2048	/* 8M */
+#define SLEEPY_NS (10ull * 1000 * 1000)		/* vmscan.c */
+#define BLUNT_QUIET_NS (10ull * 1000 * 1000)
+#define BLUNT_CAP_NS (100ull * 1000 * 1000)
 
-static struct backoff_counts contention_run(const char *backoff)
-{
-	const char *path = tu_path("contended");
-	const uint64_t frames = 2048;	/* 8M */
-	struct pc_page *taken[2048];
-	unsigned ntaken = 0;
-	struct backoff_counts r;
-	char cfg[200];
+struct backoff {
 	pc_cache *c;
 	pc_file *f;
 	struct pc_lock *tl;
+	uint64_t now;		/* the frozen clock */
+	uint64_t pages;		/* of the file */
+	struct pc_page *taken[BACKOFF_FRAMES];
+	unsigned ntaken;
+};
 
-	tu_make_file(path, frames + frames / 2, 21);
-	snprintf(cfg, sizeof(cfg), "memory=8M nodes=2 numa.node_reclaim=off "
-		 "cache.stickiness=off reclaim.watermark_scale=3000 "
-		 "reclaim.contention_backoff=%s", backoff);
-	assert_int_equal(pc_cache_create(&c, cfg), 0);
-	f = tu_open_random(c, path, O_RDONLY);
-	for (uint64_t i = 0; i < frames + frames / 2; i++) {
-		/* Both nodes get their share of the file. */
-		assert_int_equal(pc_thread_set_node(c, (int)(i % 2)), 0);
-		tu_read_page(f, i, 21);
-	}
-	pc__lru_drain(c, pc__tctx(c));
-	/* Let both kswapds finish balancing. */
-	for (int i = 0; i < 5000 && (atomic_load(&c->nodes[0].kswapd_active) ||
-				     atomic_load(&c->nodes[1].kswapd_active)); i++)
-		tu_sleep_us(1000);
-	tl = &f->mapping->tree_lock;
-	pc__lock(tl);
-	while (ntaken < 2048) {
-		struct pc_page *p = pc__alloc_page(c, NULL, PC_GFP_NORETRY);
+static uint64_t node_vm(pc_cache *c, int node, const char *name)
+{
+	char buf[96];
 
-		if (!p)
-			break;
-		taken[ntaken++] = p;
-	}
-	/* Both kswapds are awake and stuck on our lock (or done). */
-	for (int i = 0; i < 5000 && tu_vm(c, "reclaim_tree_contended") < 2; i++)
-		tu_sleep_us(1000);
-	pc__unlock(tl);
-	/* Keep the lock contended while they balance. */
-	for (int i = 0; i < 3000; i++) {
-		if (!atomic_load(&c->nodes[0].kswapd_active) &&
-		    !atomic_load(&c->nodes[1].kswapd_active))
-			break;
-		if (!strcmp(backoff, "blunt") && tu_vm(c, "kswapd_contended_stall"))
-			break;
-		pc__lock(tl);
-		tu_sleep_us(1000);
-		pc__unlock(tl);
-		tu_sleep_us(200);
-	}
-	r.contended = tu_vm(c, "reclaim_tree_contended");
-	r.waits = tu_vm(c, "reclaim_backoff_wait");
-	r.stalls = tu_vm(c, "kswapd_contended_stall");
-	printf("  contention_backoff=%s: reclaim_tree_contended %llu "
-	       "reclaim_backoff_wait %llu kswapd_contended_stall %llu\n", backoff,
-	       (unsigned long long)r.contended, (unsigned long long)r.waits,
-	       (unsigned long long)r.stalls);
-	while (ntaken)
-		pc__put_page(c, taken[--ntaken]);
-	pc_close(f);
-	assert_int_equal(pc_cache_destroy(c), 0);
-	return r;
+	snprintf(buf, sizeof(buf), "node%d.%s", node, name);
+	return tu_vm(c, buf);
 }
 
-static void test_policy_contention_backoff(void **state)
+static void backoff_clock(struct backoff *b, uint64_t ns)
 {
-	struct backoff_counts r;
+	b->now = ns;
+	pc__test_clock_set(b->c, ns);
+}
+
+/*
+ * Give back the frames taken, read the whole file again (both nodes get
+ * their share), wait for the kswapds to be idle: each case starts from a
+ * cache full of clean pages of one mapping, with fixed watermarks.
+ */
+static void backoff_refill(struct backoff *b)
+{
+	int nodes = b->c->nr_nodes;
+
+	while (b->ntaken)
+		pc__put_page(b->c, b->taken[--b->ntaken]);
+	for (uint64_t i = 0; i < b->pages; i++) {
+		assert_int_equal(pc_thread_set_node(b->c, (int)(i % nodes)), 0);
+		tu_read_page(b->f, i, 21);
+	}
+	pc__lru_drain(b->c, pc__tctx(b->c));
+	for (int i = 0; i < nodes; i++) {
+		while (!kswapd_idle(&b->c->nodes[i]))
+			tu_sleep_us(1000);
+		atomic_store(&b->c->nodes[i].wmark_boost, 0);
+	}
+}
+
+/* A cache of @nodes nodes full of one clean file's pages, kswapds idle. */
+static void backoff_setup(struct backoff *b, const char *mode, int nodes)
+{
+	const char *path = tu_path("contended");
+	char cfg[200];
+
+	memset(b, 0, sizeof(*b));
+	b->pages = BACKOFF_FRAMES + BACKOFF_FRAMES / 2;
+	tu_make_file(path, b->pages, 21);
+	/* A wide gap between low and high: balancing takes many batches. */
+	snprintf(cfg, sizeof(cfg), "memory=8M nodes=%d numa.node_reclaim=off "
+		 "cache.stickiness=off reclaim.watermark_scale=3000 "
+		 "reclaim.contention_backoff=%s", nodes, mode);
+	assert_int_equal(pc_cache_create(&b->c, cfg), 0);
+	b->f = tu_open_random(b->c, path, O_RDONLY);
+	backoff_refill(b);
+	b->tl = &b->f->mapping->tree_lock;
+	backoff_clock(b, pc__now_ns());
+}
+
+static void backoff_done(struct backoff *b)
+{
+	pc__test_clock_set(b->c, 0);
+	while (b->ntaken)
+		pc__put_page(b->c, b->taken[--b->ntaken]);
+	assert_int_equal(pc_close(b->f), 0);
+	assert_int_equal(pc_cache_destroy(b->c), 0);
+}
+
+/* Node @nid exactly down to low: its kswapd is woken by the last frame. */
+static void backoff_to_low(struct backoff *b, int nid)
+{
+	struct pc_node *n = &b->c->nodes[nid];
+	uint64_t low = node_wmark_low(n);
+
+	assert_int_equal(pc_thread_set_node(b->c, nid), 0);
+	assert_true(atomic_load(&n->nr_free) > low);
+	for (uint64_t k = atomic_load(&n->nr_free) - low; k; k--) {
+		struct pc_page *p = pc__alloc_page(b->c, NULL, PC_GFP_NORETRY);
+
+		assert_non_null(p);
+		assert_int_equal(page_node(b->c, p)->id, nid);
+		b->taken[b->ntaken++] = p;
+	}
+}
+
+static void wait_vm_above(pc_cache *c, int nid, const char *name,
+			  uint64_t base)
+{
+	while (node_vm(c, nid, name) <= base)
+		tu_sleep_us(500);
+}
+
+/* off: a contended reclaimer waits for the lock, and only for it. */
+static void test_backoff_off(void **state)
+{
+	uint64_t contended, steal;
+	struct backoff b;
 
 	(void)state;
-	r = contention_run("off");
-	assert_true(r.contended >= 1);
-	assert_int_equal(r.waits, 0);
-	assert_int_equal(r.stalls, 0);
-	r = contention_run("sleepy");
-	assert_true(r.contended >= 1);
-	assert_true(r.waits >= 1);
-	assert_int_equal(r.stalls, 0);
-	r = contention_run("blunt");
-	assert_true(r.contended >= 2);
-	assert_int_equal(r.waits, 0);
-	assert_true(r.stalls >= 1);
+	backoff_setup(&b, "off", 1);
+	contended = node_vm(b.c, 0, "reclaim_tree_contended");
+	steal = node_vm(b.c, 0, "pgsteal_kswapd");
+	pc__lock(b.tl);
+	backoff_to_low(&b, 0);
+	wait_vm_above(b.c, 0, "reclaim_tree_contended", contended);
+	tu_sleep_us(30000);
+	assert_int_equal(node_vm(b.c, 0, "pgsteal_kswapd"), steal);	/* held */
+	pc__unlock(b.tl);
+	wait_vm_above(b.c, 0, "pgsteal_kswapd", steal);	/* clock never moved */
+	while (!kswapd_idle(&b.c->nodes[0]))
+		tu_sleep_us(1000);
+	assert_int_equal(tu_vm(b.c, "reclaim_backoff_wait"), 0);
+	assert_int_equal(tu_vm(b.c, "kswapd_contended_stall"), 0);
+	backoff_done(&b);
+}
+
+/*
+ * sleepy: a contended reclaimer waits for reclaim progress on its node or
+ * 10 ms of the clock - not for the lock: released, it still waits.
+ */
+static void test_backoff_sleepy(void **state)
+{
+	struct pc_node *n;
+	uint64_t waits, steal;
+	struct backoff b;
+
+	(void)state;
+	backoff_setup(&b, "sleepy", 1);
+	n = &b.c->nodes[0];
+	/* The timeout ends the wait. */
+	waits = node_vm(b.c, 0, "reclaim_backoff_wait");
+	steal = node_vm(b.c, 0, "pgsteal_kswapd");
+	pc__lock(b.tl);
+	backoff_to_low(&b, 0);
+	wait_vm_above(b.c, 0, "reclaim_backoff_wait", waits);
+	pc__unlock(b.tl);
+	tu_sleep_us(30000);	/* three times the wait, in real time */
+	assert_int_equal(node_vm(b.c, 0, "pgsteal_kswapd"), steal);
+	backoff_clock(&b, b.now + SLEEPY_NS - 1);
+	tu_sleep_us(5000);
+	assert_int_equal(node_vm(b.c, 0, "pgsteal_kswapd"), steal);
+	backoff_clock(&b, b.now + 1);	/* 10 ms */
+	wait_vm_above(b.c, 0, "pgsteal_kswapd", steal);
+	while (!kswapd_idle(n))
+		tu_sleep_us(1000);
+	assert_int_equal(node_vm(b.c, 0, "reclaim_backoff_wait"), waits + 1);
+	/* Progress on the node ends it, the clock frozen. */
+	backoff_refill(&b);
+	waits = node_vm(b.c, 0, "reclaim_backoff_wait");
+	steal = node_vm(b.c, 0, "pgsteal_kswapd");
+	pc__lock(b.tl);
+	backoff_to_low(&b, 0);
+	wait_vm_above(b.c, 0, "reclaim_backoff_wait", waits);
+	pc__unlock(b.tl);
+	tu_sleep_us(30000);
+	assert_int_equal(node_vm(b.c, 0, "pgsteal_kswapd"), steal);
+	assert_true(pc__direct_reclaim(b.c, n, NULL) > 0);	/* ours: progress */
+	wait_vm_above(b.c, 0, "pgsteal_kswapd", steal);
+	while (!kswapd_idle(n))
+		tu_sleep_us(1000);
+	assert_int_equal(tu_vm(b.c, "kswapd_contended_stall"), 0);
+	backoff_done(&b);
+}
+
+/*
+ * blunt: a kswapd that is not the owner stalls while contention is fresh
+ * (seen in the last 10 ms), 100 ms at most at a time; the owner does not.
+ * The test plays the owner's part: it sets c->blunt_owner and the time of
+ * the last contention, as a contended owner does (take_tree_lock).
+ */
+static void test_backoff_blunt(void **state)
+{
+	struct backoff b;
+	uint64_t stalls, steal, t;
+
+	(void)state;
+	backoff_setup(&b, "blunt", 2);
+	/* Fresh contention, node 0 the owner: node 1's kswapd stalls. */
+	atomic_store(&b.c->blunt_owner, 0);
+	atomic_store(&b.c->tree_contended_ns, b.now);
+	stalls = node_vm(b.c, 1, "kswapd_contended_stall");
+	steal = node_vm(b.c, 1, "pgsteal_kswapd");
+	backoff_to_low(&b, 1);
+	wait_vm_above(b.c, 1, "kswapd_contended_stall", stalls);
+	tu_sleep_us(30000);
+	assert_int_equal(node_vm(b.c, 1, "pgsteal_kswapd"), steal);
+	/* Stale contention (10 ms and more): it goes on. */
+	backoff_clock(&b, b.now + BLUNT_QUIET_NS);
+	tu_sleep_us(5000);
+	assert_int_equal(node_vm(b.c, 1, "pgsteal_kswapd"), steal);
+	backoff_clock(&b, b.now + 1);
+	wait_vm_above(b.c, 1, "pgsteal_kswapd", steal);
+	while (!kswapd_idle(&b.c->nodes[1]))
+		tu_sleep_us(1000);
+	assert_int_equal(node_vm(b.c, 1, "kswapd_contended_stall"), stalls + 1);
+
+	/* The owner itself never stalls, and gives the claim up when done. */
+	backoff_refill(&b);
+	atomic_store(&b.c->blunt_owner, 1);
+	atomic_store(&b.c->tree_contended_ns, b.now);
+	stalls = node_vm(b.c, 1, "kswapd_contended_stall");
+	steal = node_vm(b.c, 1, "pgsteal_kswapd");
+	backoff_to_low(&b, 1);
+	wait_vm_above(b.c, 1, "pgsteal_kswapd", steal);
+	while (!kswapd_idle(&b.c->nodes[1]))
+		tu_sleep_us(1000);
+	assert_int_equal(node_vm(b.c, 1, "kswapd_contended_stall"), stalls);
+	assert_int_equal(atomic_load(&b.c->blunt_owner), -1);
+
+	/* The cap: contention kept fresh, a stall lasts 100 ms, then ends. */
+	backoff_refill(&b);
+	atomic_store(&b.c->blunt_owner, 0);
+	atomic_store(&b.c->tree_contended_ns, b.now);
+	stalls = node_vm(b.c, 1, "kswapd_contended_stall");
+	steal = node_vm(b.c, 1, "pgsteal_kswapd");
+	backoff_to_low(&b, 1);
+	wait_vm_above(b.c, 1, "kswapd_contended_stall", stalls);
+	t = b.now;	/* the stall's start */
+	for (uint64_t d = 5; d <= 100; d += 5) {
+		backoff_clock(&b, t + d * 1000 * 1000);
+		atomic_store(&b.c->tree_contended_ns, b.now);	/* still fresh */
+		tu_sleep_us(2000);
+		assert_int_equal(node_vm(b.c, 1, "pgsteal_kswapd"), steal);
+	}
+	backoff_clock(&b, t + BLUNT_CAP_NS + 1);
+	atomic_store(&b.c->tree_contended_ns, b.now);
+	wait_vm_above(b.c, 1, "pgsteal_kswapd", steal);
+	/* A pass later it stalls again: the contention is still fresh. */
+	wait_vm_above(b.c, 1, "kswapd_contended_stall", stalls + 1);
+	atomic_store(&b.c->blunt_owner, -1);	/* the owner is done */
+	while (!kswapd_idle(&b.c->nodes[1]))
+		tu_sleep_us(1000);
+	assert_int_equal(tu_vm(b.c, "reclaim_backoff_wait"), 0);
+	backoff_done(&b);
 }
 
 int main(int argc, char **argv)
@@ -589,7 +753,9 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inactive_balance),
 		cmocka_unit_test(test_policy_batch_remove),
-		cmocka_unit_test(test_policy_contention_backoff),
+		cmocka_unit_test(test_backoff_off),
+		cmocka_unit_test(test_backoff_sleepy),
+		cmocka_unit_test(test_backoff_blunt),
 		cmocka_unit_test(test_kswapd_balances),
 		cmocka_unit_test(test_boost_for_latency),
 		cmocka_unit_test(test_give_way),
