@@ -623,6 +623,21 @@ static void cache_free(struct pc_cache *c)
 	free(c);
 }
 
+/*
+ * io=uring could not be set up (no io_uring in this kernel, or forbidden):
+ * the sync backend does the I/O.  Said once a process on stderr; the
+ * io_uring_fallback counter says it for each cache.
+ */
+static void io_fallback_say(int err)
+{
+	static _Atomic bool said;
+
+	if (!atomic_exchange(&said, true))
+		fprintf(stderr, "pagecache: io_uring unavailable (%s): I/O goes "
+			"through the sync backend (pread/pwrite)\n",
+			strerror(-err));
+}
+
 PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 {
 	struct pc_cache *c;
@@ -664,7 +679,9 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 	c->io_ops = pc__io_ops_by_name(c->cfg.io);
 	r = c->io_ops->create(&c->io, 256);
 	if (r && c->io_ops == &pc__io_uring_ops) {
-		c->io_ops = &pc__io_sync_ops;	/* no io_uring here */
+		io_fallback_say(r);	/* no io_uring here */
+		c->io_ops = &pc__io_sync_ops;
+		c->io_fallback = true;
 		r = c->io_ops->create(&c->io, 256);
 	}
 	if (r) {

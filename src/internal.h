@@ -240,6 +240,7 @@ struct pc_cache {
 
 	const struct pc_io_ops *io_ops;
 	struct pc_io *io;
+	bool io_fallback;		/* read-only: io=uring, none at create */
 	struct pc_pagewait wait;
 	struct pc_vmstat stat;
 	struct pc_trace *trace;

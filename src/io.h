@@ -26,6 +26,8 @@ struct pc_io_req {
 	void (*end_io)(struct pc_io_req *req);	/* once, from any thread */
 	void *priv;
 	struct pc_io_req *next;	/* free for the submitter's use */
+	struct pc_io_req *live_prev, *live_next;	/* the backend's, while
+							   in flight */
 };
 
 struct pc_io;
@@ -51,6 +53,12 @@ struct pc_io_ops {
 extern const struct pc_io_ops pc__io_uring_ops;
 extern const struct pc_io_ops pc__io_sync_ops;
 extern const struct pc_io_ops pc__io_fault_ops;
+
+/*
+ * io_uring.c: has @io's ring failed (a fatal io_uring error), so that its
+ * I/O goes through the sync backend's way now?  False for other backends.
+ */
+bool pc__io_uring_lost(struct pc_io *io);
 
 /* Look an ops table up by name ("uring", "sync", "fault"); NULL if none. */
 const struct pc_io_ops *pc__io_ops_by_name(const char *name);

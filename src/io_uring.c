@@ -45,7 +45,19 @@
  * Errors: a request's error ends that request (req->res = -errno).  "Try
  * later" from io_uring_enter (EBUSY, EAGAIN, ENOMEM) is retried: submitters
  * back off without sq_lock, the completion thread polls CQEs meanwhile.
- * Any other error of the ring itself aborts: completions would be lost.
+ * Any other error of the ring itself (its descriptor closed behind our
+ * back, EBADF; EBADR, EOWNERDEAD, ...) loses the ring, not the process
+ * (uring_die, said once on stderr; pc__io_uring_lost says it after):
+ *   - new requests are done the sync backend's way, in the submitter;
+ *   - the completion thread (it waits with a timeout where the kernel
+ *     takes one, IORING_FEAT_EXT_ARG, so it notices) drains: the requests
+ *     the kernel never took (SQEs past its head, pending[]) are done in
+ *     it, the sync backend's way; the ones the kernel holds end as their
+ *     CQEs come (the CQ is our memory: read without entering); those
+ *     still held after DRAIN_NS fail with -EIO;
+ *   - destroy does not close the descriptor (it may be another file's).
+ * The requests holding slots are on @live (lock), so the drain can find
+ * the ones left.
  *
  * Locks, never held together, never across end_io:
  *   lock     inflight, space_waiters (with the conds space and idle)
@@ -88,6 +100,8 @@ static inline void tsan_acquire(void *p) { (void)p; }
 #define URING_MAX_DEPTH 4096
 #define URING_BATCH 64		/* CQEs reaped at a time */
 #define URING_BACKOFF_US 50	/* the kernel refused a submit for now */
+#define URING_WAIT_S 1		/* the completion thread looks at @dead */
+#define DRAIN_NS (2000ull * 1000 * 1000)	/* ring lost: for the kernel's */
 #define URING_SYNC_RANGE_FLAGS (SYNC_FILE_RANGE_WAIT_BEFORE | \
 				SYNC_FILE_RANGE_WRITE | \
 				SYNC_FILE_RANGE_WAIT_AFTER)
@@ -110,8 +124,12 @@ struct pc_io_uring {
 	bool async_drop;		/* SYNC/DROP as SQEs; read-only */
 	pthread_t thread;		/* the completion thread */
 
+	bool ext_arg;			/* timed waits without an SQE; r-o */
+	_Atomic bool dead;		/* the ring failed: see Errors */
+
 	struct pc_lock lock;
 	unsigned inflight;		/* lock: slots taken */
+	struct pc_io_req *live;		/* lock: the requests holding them */
 	unsigned space_waiters;		/* lock: submitters waiting for one */
 	pthread_cond_t space;		/* a slot was given back */
 	pthread_cond_t idle;		/* inflight reached 0 */
@@ -133,11 +151,42 @@ static struct pc_io_uring *to_uring(struct pc_io *io)
 	return (struct pc_io_uring *)(void *)io;
 }
 
-static void uring_fatal(const char *what, int err)
+/* The ring failed: said once, and everything goes the sync way (Errors). */
+static void uring_die(struct pc_io_uring *u, const char *what, int err)
 {
-	fprintf(stderr, "pagecache: %s: %s (io_uring state lost)\n", what,
-		strerror(-err));
-	abort();
+	if (atomic_exchange(&u->dead, true))
+		return;
+	fprintf(stderr, "pagecache: %s: %s: the io_uring ring is lost; requests "
+		"it holds fail with EIO, the rest go on through the sync "
+		"backend\n", what, strerror(-err));
+}
+
+bool pc__io_uring_lost(struct pc_io *io)
+{
+	if (!io || *(const struct pc_io_ops **)(void *)io != &pc__io_uring_ops)
+		return false;
+	return atomic_load(&((struct pc_io_uring *)(void *)io)->dead);
+}
+
+/* @req holds a slot from now on; lock held. */
+static void live_add_locked(struct pc_io_uring *u, struct pc_io_req *req)
+{
+	req->live_prev = NULL;
+	req->live_next = u->live;
+	if (u->live)
+		u->live->live_prev = req;
+	u->live = req;
+}
+
+/* @req is about to end: off the list; lock held. */
+static void live_del_locked(struct pc_io_uring *u, struct pc_io_req *req)
+{
+	if (req->live_prev)
+		req->live_prev->live_next = req->live_next;
+	else
+		u->live = req->live_next;
+	if (req->live_next)
+		req->live_next->live_prev = req->live_prev;
 }
 
 static uint64_t token(const void *p, unsigned tag)
@@ -202,25 +251,26 @@ static void uring_prep(struct io_uring_sqe *sqe, uint64_t t)
 /*
  * Hand every prepared SQE to the kernel.  When it refuses for now (its CQ
  * overflowed, or it is short of memory): with @wait, drop sq_lock, back off
- * and try again; without, return false and leave them in the SQ.
+ * and try again; without, return false and leave them in the SQ.  False
+ * too once the ring is lost (they stay in the SQ, for the drain).
  */
 static bool uring_kick_locked(struct pc_io_uring *u, bool wait)
 {
 	PC_ASSERT_HELD(&u->sq_lock);
-	while (io_uring_sq_ready(&u->ring) > 0) {
+	while (io_uring_sq_ready(&u->ring) > 0 && !atomic_load(&u->dead)) {
 		int r = io_uring_submit(&u->ring);
 
 		if (r > 0 || r == -EINTR)
 			continue;
 		if (r != 0 && r != -EBUSY && r != -EAGAIN && r != -ENOMEM)
-			uring_fatal("io_uring_submit", r);
-		if (!wait)
+			uring_die(u, "io_uring_submit", r);
+		if (!wait || atomic_load(&u->dead))
 			return false;
 		pc__unlock(&u->sq_lock);
 		pc__io_sleep_us(URING_BACKOFF_US);
 		pc__lock(&u->sq_lock);
 	}
-	return true;
+	return !atomic_load(&u->dead);
 }
 
 /* Completion thread: submit pending[]; whatever the kernel refuses stays. */
@@ -354,6 +404,174 @@ static void uring_end_slots(struct pc_io_uring *u, unsigned n)
 	pc__unlock(&u->lock);
 }
 
+/* End @n requests that held slots: off @live, end_io, slots back. */
+static void uring_end(struct pc_io_uring *u, struct pc_io_req **reqs,
+		      unsigned n)
+{
+	if (!n)
+		return;
+	pc__lock(&u->lock);
+	for (unsigned i = 0; i < n; i++)
+		live_del_locked(u, reqs[i]);
+	pc__unlock(&u->lock);
+	for (unsigned i = 0; i < n; i++)
+		reqs[i]->end_io(reqs[i]);	/* reqs[i] may be gone after */
+	uring_end_slots(u, n);
+}
+
+/*
+ * The ring is lost: the step @t of its request, done here the sync
+ * backend's way, to the request's end.  Returns the request.
+ */
+static struct pc_io_req *uring_step_sync(uint64_t t)
+{
+	struct pc_io_req *req = token_ptr(t);
+	struct uring_cont *cont = NULL;
+	ssize_t r;
+
+	tsan_acquire(req);
+	switch (t & TAG_MASK) {
+	case TAG_CONT:	/* the rest of the transfer, from where it is */
+		cont = token_ptr(t);
+		req = cont->req;
+		__attribute__((fallthrough));
+	case TAG_XFER: {
+		struct pc_io_req rest = *req;
+
+		if (cont) {
+			rest.iov = cont->iov;
+			rest.iovcnt = cont->iovcnt;
+			rest.off = req->off + req->res;
+		} else {
+			req->res = 0;
+		}
+		r = pc__io_transfer(&rest, pc__io_req_bytes(&rest));
+		free(cont);
+		req->res = r < 0 ? r : req->res + r;
+		if (req->res > 0 && req->dontneed &&
+		    (r = pc__io_dontneed(req, (size_t)req->res)))
+			req->res = r;
+		break;
+	}
+	case TAG_SYNC:	/* the transfer is done: sync, drop */
+		if ((r = pc__io_dontneed(req, (size_t)req->res)))
+			req->res = r;
+		break;
+	default:	/* TAG_DROP */
+		(void)posix_fadvise(req->fd, req->off, (off_t)len32(req->res),
+				    POSIX_FADV_DONTNEED);
+		break;
+	}
+	return req;
+}
+
+/* Completion thread, ring lost: pending[]'s steps done here. */
+static void uring_pending_sync(struct pc_io_uring *u)
+{
+	while (u->nr_pending) {
+		struct pc_io_req *done[URING_BATCH];
+		unsigned n = 0;
+
+		while (u->nr_pending && n < URING_BATCH)
+			done[n++] = uring_step_sync(u->pending[--u->nr_pending]);
+		uring_end(u, done, n);
+	}
+}
+
+/*
+ * Completion thread: handle the CQEs there are (up to a batch): the ones
+ * ended go through uring_end.  Sets *stop at the stop NOP's.  Returns how
+ * many CQEs it took.
+ */
+static unsigned uring_reap(struct pc_io_uring *u, bool *stop)
+{
+	struct { uint64_t t; int res; } batch[URING_BATCH];
+	struct pc_io_req *ended[URING_BATCH];
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0, nended = 0;
+
+	io_uring_for_each_cqe(&u->ring, head, cqe) {
+		batch[n].t = io_uring_cqe_get_data64(cqe);
+		batch[n].res = cqe->res;
+		if (++n == URING_BATCH)
+			break;
+	}
+	io_uring_cq_advance(&u->ring, n);
+
+	/* Acquire what submitters published before the kernel did. */
+	pc__lock(&u->lock);
+	pc__unlock(&u->lock);
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t = batch[i].t;
+		struct pc_io_req *req;
+
+		if (t == URING_STOP) {
+			*stop = true;
+			continue;
+		}
+		req = token_ptr(t);
+		tsan_acquire(req);
+		if ((t & TAG_MASK) == TAG_CONT)	/* before it is freed */
+			req = ((struct uring_cont *)(void *)req)->req;
+		if (uring_complete(u, req, t, batch[i].res))
+			ended[nended++] = req;
+	}
+	uring_end(u, ended, nended);
+	return n;
+}
+
+/*
+ * Completion thread, the ring lost (Errors): what the kernel never took is
+ * done here; what it holds ends with its CQE, or after DRAIN_NS with -EIO.
+ */
+static void uring_drain(struct pc_io_uring *u)
+{
+	uint64_t deadline = pc__now_ns() + DRAIN_NS;
+	bool stop = false;
+
+	/* SQEs past the kernel's head were never taken: ours again. */
+	pc__lock(&u->sq_lock);
+	for (unsigned h = io_uring_smp_load_acquire(u->ring.sq.khead);
+	     h != u->ring.sq.sqe_tail; h++) {
+		struct io_uring_sqe *sqe =
+			&u->ring.sq.sqes[h & *u->ring.sq.kring_mask];
+
+		if (sqe->user_data != URING_STOP)
+			uring_push(u, sqe->user_data);
+	}
+	u->ring.sq.sqe_head = u->ring.sq.sqe_tail;
+	pc__unlock(&u->sq_lock);
+	uring_pending_sync(u);
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		bool empty;
+
+		pc__lock(&u->lock);
+		empty = u->live == NULL;
+		pc__unlock(&u->lock);
+		if (empty || pc__now_ns() >= deadline)
+			break;
+		if (io_uring_peek_cqe(&u->ring, &cqe) == 0)
+			uring_reap(u, &stop);
+		else
+			pc__io_sleep_us(1000);
+		uring_pending_sync(u);	/* continuations of those */
+	}
+	/* Still the kernel's: lost with the ring. */
+	for (;;) {
+		struct pc_io_req *req;
+
+		pc__lock(&u->lock);
+		req = u->live;
+		pc__unlock(&u->lock);
+		if (!req)
+			break;
+		req->res = -EIO;
+		uring_end(u, &req, 1);
+	}
+}
+
 static void *uring_completer(void *arg)
 {
 	struct pc_io_uring *u = arg;
@@ -361,58 +579,35 @@ static void *uring_completer(void *arg)
 
 	uring_self = u;
 	while (!stop) {
-		struct { uint64_t t; int res; } batch[URING_BATCH];
+		struct __kernel_timespec ts = { .tv_sec = URING_WAIT_S };
 		struct io_uring_cqe *cqe;
-		unsigned head, n = 0, ended = 0;
 		int r;
 
+		if (atomic_load(&u->dead)) {
+			uring_drain(u);
+			break;	/* nothing uses the ring any more */
+		}
 		if (u->nr_pending || stuck)
 			stuck = !uring_flush(u);
-		if (stuck) {	/* the kernel wants CQEs reaped first */
+		if (stuck && !atomic_load(&u->dead)) {
+			/* the kernel wants CQEs reaped first */
 			r = io_uring_peek_cqe(&u->ring, &cqe);
 			if (r == -EAGAIN) {
 				pc__io_sleep_us(URING_BACKOFF_US);
 				continue;
 			}
+		} else if (u->ext_arg) {
+			r = io_uring_wait_cqe_timeout(&u->ring, &cqe, &ts);
 		} else {
 			r = io_uring_wait_cqe(&u->ring, &cqe);
 		}
-		if (r == -EINTR || r == -EAGAIN)
+		if (r == -EINTR || r == -EAGAIN || r == -ETIME)
 			continue;
-		if (r < 0)
-			uring_fatal("io_uring_wait_cqe", r);
-
-		io_uring_for_each_cqe(&u->ring, head, cqe) {
-			batch[n].t = io_uring_cqe_get_data64(cqe);
-			batch[n].res = cqe->res;
-			if (++n == URING_BATCH)
-				break;
+		if (r < 0) {
+			uring_die(u, "io_uring_wait_cqe", r);
+			continue;
 		}
-		io_uring_cq_advance(&u->ring, n);
-
-		/* Acquire what submitters published before the kernel did. */
-		pc__lock(&u->lock);
-		pc__unlock(&u->lock);
-
-		for (unsigned i = 0; i < n; i++) {
-			uint64_t t = batch[i].t;
-			struct pc_io_req *req;
-
-			if (t == URING_STOP) {
-				stop = true;
-				continue;
-			}
-			req = token_ptr(t);
-			tsan_acquire(req);
-			if ((t & TAG_MASK) == TAG_CONT)	/* before it is freed */
-				req = ((struct uring_cont *)(void *)req)->req;
-			if (!uring_complete(u, req, t, batch[i].res))
-				continue;
-			req->end_io(req);	/* req may be gone after this */
-			ended++;
-		}
-		if (ended)
-			uring_end_slots(u, ended);
+		uring_reap(u, &stop);
 	}
 	return NULL;
 }
@@ -423,20 +618,25 @@ static int uring_submit_self(struct pc_io_uring *u, struct pc_io_req **reqs,
 {
 	unsigned need;
 
+	if (atomic_load(&u->dead)) {	/* the sync way, here */
+		for (unsigned i = 0; i < n; i++)
+			pc__io_do(reqs[i]);
+		return 0;
+	}
 	pc__lock(&u->lock);
 	u->inflight += n;
 	need = u->inflight;
+	for (unsigned i = 0; i < n; i++)
+		live_add_locked(u, reqs[i]);
 	pc__unlock(&u->lock);
 	if (need > u->cap_pending) {
 		unsigned cap = pc_max(need, 2 * u->cap_pending);
 		uint64_t *p = realloc(u->pending, cap * sizeof(*p));
 
 		if (!p) {
-			for (unsigned i = 0; i < n; i++) {
+			for (unsigned i = 0; i < n; i++)
 				reqs[i]->res = -ENOMEM;
-				reqs[i]->end_io(reqs[i]);
-			}
-			uring_end_slots(u, n);
+			uring_end(u, reqs, n);
 			return 0;
 		}
 		u->pending = p;
@@ -492,31 +692,55 @@ static int uring_submit_ring(struct pc_io_uring *u, struct pc_io_req **reqs,
 		reqs[j]->res = 0;
 
 	while (i < n) {
-		unsigned k;
+		unsigned k, j;
 
 		pc__lock(&u->lock);
-		while (u->inflight >= u->limit) {
+		while (u->inflight >= u->limit && !atomic_load(&u->dead)) {
 			u->space_waiters++;
 			pc__cond_wait(&u->space, &u->lock);
 			u->space_waiters--;
 		}
+		if (atomic_load(&u->dead)) {
+			pc__unlock(&u->lock);
+			break;
+		}
 		k = pc_min(n - i, u->limit - u->inflight);
 		u->inflight += k;
+		for (j = i; j < i + k; j++)
+			live_add_locked(u, reqs[j]);
 		pc__unlock(&u->lock);
 
 		pc__lock(&u->sq_lock);
-		for (unsigned j = i; j < i + k; j++) {
+		for (j = i; j < i + k; j++) {
 			struct io_uring_sqe *sqe;
 
-			while (!(sqe = io_uring_get_sqe(&u->ring)))
-				uring_kick_locked(u, true);
+			while (!(sqe = io_uring_get_sqe(&u->ring)) &&
+			       uring_kick_locked(u, true))
+				;
+			if (!sqe)
+				break;	/* the ring is lost */
 			uring_prep(sqe, token(reqs[j], TAG_XFER));
 			tsan_release(reqs[j]);
 		}
 		uring_kick_locked(u, true);
 		pc__unlock(&u->sq_lock);
+		/* Never in the ring: here, the sync way (prepared ones: drain). */
+		for (unsigned m = j; m < i + k; m++) {
+			struct pc_io_req *req = reqs[m];
+			ssize_t r = pc__io_transfer(req, pc__io_req_bytes(req));
+
+			if (r > 0 && req->dontneed) {
+				int e = pc__io_dontneed(req, (size_t)r);
+
+				r = e ? e : r;
+			}
+			req->res = r;
+			uring_end(u, &req, 1);
+		}
 		i += k;
 	}
+	for (; i < n; i++)	/* the ring was lost before: the sync way */
+		pc__io_do(reqs[i]);
 	return 0;
 }
 
@@ -558,6 +782,7 @@ static int uring_create(struct pc_io **out, unsigned depth)
 	 * closes it by these two fields only. */
 	u->ring.ring_fd = u->ring.enter_ring_fd = pc__fd_high(u->ring.ring_fd);
 	u->limit = u->ring.cq.ring_entries;
+	u->ext_arg = (u->ring.features & IORING_FEAT_EXT_ARG) != 0;
 	probe = io_uring_get_probe_ring(&u->ring);
 	u->async_drop = probe &&
 		io_uring_opcode_supported(probe, IORING_OP_SYNC_FILE_RANGE) &&
@@ -589,7 +814,7 @@ fail:
 static void uring_destroy(struct pc_io *io)
 {
 	struct pc_io_uring *u = to_uring(io);
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = NULL;
 
 	PC_ASSERT(uring_self != u);	/* not from end_io */
 	pc__lock(&u->lock);
@@ -599,14 +824,26 @@ static void uring_destroy(struct pc_io *io)
 
 	/* Nothing in flight, nothing pending: the NOP's CQE comes last. */
 	pc__lock(&u->sq_lock);
-	while (!(sqe = io_uring_get_sqe(&u->ring)))
+	while (!atomic_load(&u->dead) && !(sqe = io_uring_get_sqe(&u->ring)))
 		uring_kick_locked(u, true);
-	io_uring_prep_nop(sqe);
-	io_uring_sqe_set_data64(sqe, URING_STOP);
-	uring_kick_locked(u, true);
+	if (sqe) {
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, URING_STOP);
+		uring_kick_locked(u, true);
+	}
 	pc__unlock(&u->sq_lock);
-	pthread_join(u->thread, NULL);
-
+	if (atomic_load(&u->dead) && !u->ext_arg) {
+		/*
+		 * Lost on a kernel without timed waits (before 5.11): the
+		 * thread may sleep in the kernel for ever on the ring.  It and
+		 * the ring are left as they are rather than freed under it.
+		 */
+		pthread_detach(u->thread);
+		return;
+	}
+	pthread_join(u->thread, NULL);	/* lost: it ended by itself */
+	if (atomic_load(&u->dead))	/* its number may be another file's */
+		u->ring.ring_fd = u->ring.enter_ring_fd = -1;
 	io_uring_queue_exit(&u->ring);
 	uring_free(u);
 }

@@ -17,11 +17,15 @@
  * share of the budget, node.c and resize.c), nr_inactive_file and
  * nr_active_file (node LRU), nr_shadow_entries (cache), the dirty
  * thresholds (writeback.c) and the wait-queue counters (pagewait.c).
+ * io_uring_fallback is 1 when io=uring was asked and the sync backend
+ * does the I/O: io_uring missing at create (cache.c), or the ring lost
+ * (io_uring.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "io.h"
 #include "pagewait.h"
 
 static const char *const names[] = {
@@ -114,6 +118,8 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 		return node == 0 ? pc__pagewait_lookups(&c->wait) : 0;
 	case PC_VM_waitqueue_wakeups:
 		return node == 0 ? pc__pagewait_wakeups(&c->wait) : 0;
+	case PC_VM_io_uring_fallback:	/* 1: io=uring asked, sync doing it */
+		return node == 0 && (c->io_fallback || pc__io_uring_lost(c->io));
 	default:
 		return shard_sum(c, node, i);
 	}
