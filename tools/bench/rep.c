@@ -23,7 +23,8 @@
  * and SAMPLE_CAP samples once T > SAMPLE_CAP x 10 ms, and one every 10 ms
  * before that: at least 50 whenever the run lasts 0.5 s, never two closer
  * than 10 ms (the last one, the state at the end, replaces its
- * predecessor rather than crowd it).
+ * predecessor rather than crowd it).  The end is sampled even when the
+ * run was over before the sampler first ran, so no run has none.
  *
  * The sampler is the only other thread this file starts; it owns its
  * arrays until joined.  r->metrics and r->directions belong to the
@@ -183,8 +184,9 @@ static void *sampler_main(void *p)
 			pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (s->n)
-		sample_once(s, true);	/* the state at the end */
+	/* the state at the end, also when the run ended before this thread
+	 * first ran (a loaded machine): every run has one sample at least */
+	sample_once(s, true);
 	return NULL;
 }
 
