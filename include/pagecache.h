@@ -103,7 +103,12 @@ int pc_cache_destroy(pc_cache *c);
 /*
  * pc_open - open @path through the cache.
  * @flags: O_RDONLY, O_WRONLY or O_RDWR, with any of O_CREAT, O_EXCL, O_TRUNC,
- *         O_APPEND, O_SYNC, O_DSYNC.  Other flags are refused with -EINVAL.
+ *         O_APPEND, O_SYNC, O_DSYNC.  O_CLOEXEC and O_NOATIME are accepted
+ *         and change nothing: the program gets no descriptor, and the
+ *         cache's own are always close-on-exec; the cache's reads of the
+ *         file update its access time as the file system's mount says
+ *         (relatime), as they would without O_NOATIME.  Other flags are
+ *         refused with -EINVAL.
  * @mode:  as for open(2) when O_CREAT creates the file.
  * Opens of one path share one mapping (by device and inode), so they see
  * each other's writes at once.  The cache holds one or two descriptors per
@@ -164,6 +169,10 @@ ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off);
  * -EBADF for an O_RDONLY file, -EINVAL as for pc_pread, -EFBIG past the
  * largest offset, -EIO if a partial page could not be read first, -ENOMEM as
  * for pc_pread, or (O_SYNC/O_DSYNC) the writeback error.
+ * A write is not all or nothing: as with pwrite(2), an error met part way
+ * (-EIO or -ENOMEM at a later page) returns the count of bytes written
+ * before it, from @off on (they are in the cache, and the size covers
+ * them); a call for the rest then returns the error.
  */
 ssize_t pc_pwrite(pc_file *f, const void *buf, size_t len, off_t off);
 

@@ -1,7 +1,8 @@
 /*
  * test_errors.c - bad input gets its documented errno and never a crash;
  * I/O errors from the fault-injecting backend: a failed read returns -EIO
- * and leaves no page uptodate; a failed writeback is returned by the next
+ * and leaves no page uptodate; a write that fails part way is short, as
+ * pwrite(2), and the rest fails on the next call; a failed writeback is returned by the next
  * fsync of every open file, once, and the data stays dirty until a later
  * fsync writes it.
  */
@@ -65,6 +66,14 @@ static void test_bad_calls(void **state)
 	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_EXCL, 0644, &ro), -EEXIST);
 	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &ro), 0);
 	assert_int_equal(pc_open(c, path, O_WRONLY, 0, &wo), 0);
+	{	/* accepted, and nothing changes (the header says why) */
+		pc_file *g;
+
+		assert_int_equal(pc_open(c, path, O_RDONLY | O_CLOEXEC |
+					 O_NOATIME, 0, &g), 0);
+		assert_int_equal(pc_pread(g, buf, 1, 0), 0);
+		assert_int_equal(pc_close(g), 0);
+	}
 
 	assert_int_equal(pc_pread(NULL, buf, 1, 0), -EINVAL);
 	assert_int_equal(pc_pread(f, NULL, 1, 0), -EINVAL);
@@ -171,6 +180,50 @@ static void test_read_error(void **state)
 	assert_int_equal(pc_pread(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
 	assert_memory_equal(buf, want, sizeof(buf));
 	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * A write that meets an error part way is short, as pwrite(2): the bytes
+ * before it are written and counted, and the rest fails on the next call.
+ * The partial last page of this write cannot be read (its old bytes are
+ * needed around the new ones).
+ */
+static void test_short_write(void **state)
+{
+	const char *path = tu_path("shortwrite");
+	struct pc_io_fault rule = { .op = PC_IO_READ, .fd = -1, .off_lo = 8192,
+				    .off_hi = 12288, .error = EIO, .count = -1 };
+	unsigned char buf[16384], want[16384], data[4096 + 100];
+	pc_cache *c = fault_cache("");
+	pc_file *f;
+
+	(void)state;
+	write_file(path, sizeof(want), 21);
+	tu_pattern(want, sizeof(want), 21, 0);
+	tu_pattern(data, sizeof(data), 22, 0);
+	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+	/* Page 1 whole, then 100 bytes into page 2, whose read fails. */
+	assert_int_equal(pc_pwrite(f, data, sizeof(data), 4096), 4096);
+	assert_int_equal(pc_pwrite(f, data + 4096, 100, 8192), -EIO);
+	assert_int_equal(pc_size(f), (int64_t)sizeof(want));
+	memcpy(want + 4096, data, 4096);
+	assert_int_equal(pc_pread(f, buf, 8192, 0), 8192);
+	assert_memory_equal(buf, want, 8192);
+	/* The device mended: the rest goes in, and all of it to the disk. */
+	pc__io_fault_clear(c->io);
+	assert_int_equal(pc_pwrite(f, data + 4096, 100, 8192), 100);
+	memcpy(want + 8192, data + 4096, 100);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_close(f), 0);
+	{
+		int fd = open(path, O_RDONLY);
+
+		assert_int_equal(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+		assert_memory_equal(buf, want, sizeof(buf));
+		close(fd);
+	}
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
@@ -296,6 +349,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_writeback_eio),
 		cmocka_unit_test(test_writeback_enospc),
 		cmocka_unit_test(test_writeback_short),
+		cmocka_unit_test(test_short_write),
 		cmocka_unit_test(test_writeback_persistent),
 		cmocka_unit_test(test_error_at_close),
 	};
