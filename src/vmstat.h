@@ -33,6 +33,7 @@ struct pc_tctx;
 	X(waitqueue_lookups) X(waitqueue_wakeups) \
 	X(nr_dirtied) X(nr_written) X(writeback_errors) \
 	X(balance_dirty_pages_pauses) X(balance_dirty_pages_pause_ms) \
+	X(balance_dirty_pages_pause_asked_ms) \
 	X(flusher_wakeups) X(dirty_reclaim_handoff) \
 	X(ra_sync) X(ra_async) X(ra_pages) X(ra_hit) X(ra_miss_random) \
 	X(dropbehind) X(trace_events) X(trace_lost) \

@@ -99,8 +99,9 @@
  * bandwidth estimate that is still too low (it starts at 100 MiB/s) does
  * not leave the device idle while the writer sleeps.  A writer whose
  * device holds only a small part of the dirt (another device is the slow
- * one) is not held back.  Pauses are counted (balance_dirty_pages_pauses,
- * _pause_ms), refusals to stall too (balance_dirty_pages_idle).
+ * one) is not held back.  Pauses are counted (balance_dirty_pages_pauses;
+ * _pause_asked_ms, what the policy asked; _pause_ms, what was slept),
+ * refusals to stall too (balance_dirty_pages_idle).
  *
  * Locks: the page lock (sleeping, taken in index order within a gang) →
  * tree lock (tags) → bdi lock (dirty list, in bdi.c); the throttle queue
@@ -756,13 +757,19 @@ static void count_dirtier(struct pc_bdi *b, struct pc_tctx *t)
 	atomic_fetch_add_explicit(&b->dirtiers_cur, 1, memory_order_relaxed);
 }
 
-/* A pause on @b's throttle queue (bdi.c), counted; the time slept. */
+/*
+ * A pause on @b's throttle queue (bdi.c), counted: the time asked (the
+ * policy's, rounded up) and the time slept (less when dirty drops back
+ * under freerun, more when the scheduler is late); returns the slept.
+ */
 static int64_t pause_ns(struct pc_cache *c, struct pc_bdi *b, int node,
 			int64_t ns)
 {
 	int64_t slept = pc__bdi_throttle_pause(b, ns);
 
 	pc__inc(c, node, balance_dirty_pages_pauses);
+	pc__add(c, node, balance_dirty_pages_pause_asked_ms,
+		(ns + NS_PER_MS - 1) / NS_PER_MS);
 	pc__add(c, node, balance_dirty_pages_pause_ms,
 		(slept + NS_PER_MS / 2) / NS_PER_MS);
 	return slept;
