@@ -43,12 +43,12 @@
 #define PG 4096
 #define KB 1024
 
-/* Pages read again when two reader threads drift apart: allowed share. */
-#ifdef PC_TSAN
-#define DRIFT_SHARE 2	/* TSan runs threads in long, uneven turns */
-#else
-#define DRIFT_SHARE 4	/* a loaded machine can starve one reader for a while */
-#endif
+/*
+ * Two reader threads of one file are kept within DRIFT pages of each other
+ * (the test holds the leader back), so what the scheduler does to them
+ * cannot decide how much is read twice.
+ */
+#define DRIFT 1024
 
 static uint64_t vm(pc_cache *c, const char *name)
 {
@@ -592,11 +592,16 @@ static void test_two_readers_one_file(void **state)
 	free(buf);
 }
 
-/* The same with two threads: each page read about once. */
+/*
+ * The same with two threads, never more than DRIFT pages apart: each page
+ * is read once.
+ */
 struct twice {
 	pc_file *f;
 	uint64_t pages;
 	pthread_barrier_t *start;
+	_Atomic uint64_t done;		/* pages read */
+	struct twice *other;
 	int err;
 };
 
@@ -606,10 +611,14 @@ static void *twice_reader(void *arg)
 	unsigned char buf[PG];
 
 	pthread_barrier_wait(t->start);	/* "start together" */
-	for (uint64_t i = 0; i < t->pages; i++)
+	for (uint64_t i = 0; i < t->pages; i++) {
+		while (i >= atomic_load(&t->other->done) + DRIFT)
+			tu_sleep_us(100);	/* the other is behind */
 		if (pc_pread(t->f, buf, PG, (off_t)(i * PG)) != PG ||
 		    buf[0] || buf[PG - 1])
 			t->err = 1;
+		atomic_store(&t->done, i + 1);
+	}
 	return NULL;
 }
 
@@ -629,9 +638,10 @@ static void test_two_reader_threads(void **state)
 	pthread_barrier_init(&start, NULL, 2);
 	for (int i = 0; i < 2; i++) {
 		t[i] = (struct twice){ .f = open_ro(c, path), .pages = pages,
-				       .start = &start };
-		pthread_create(&tid[i], NULL, twice_reader, &t[i]);
+				       .start = &start, .other = &t[!i] };
 	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&tid[i], NULL, twice_reader, &t[i]);
 	for (int i = 0; i < 2; i++) {
 		tu_join(tid[i]);
 		assert_int_equal(t[i].err, 0);
@@ -649,13 +659,12 @@ static void test_two_reader_threads(void **state)
 	       (unsigned long long)vm(c, "pgfault_miss"),
 	       (unsigned long long)vm(c, "allocstall"));
 	/*
-	 * However far one reader falls behind, the pages between them are
-	 * kept for it while memory allows, so pages are read about once (a
-	 * reader the scheduler starves past the budget re-reads what the
-	 * other had to drop); and readers never reclaim directly.
+	 * The pages between the two readers (DRIFT at most, a sixteenth of
+	 * the budget) are kept for the one behind: each page is read once.
+	 * Whether a reader reclaimed directly is printed, not asserted: it
+	 * waits for kswapd a while (GIVE_WAY_NS of real time) and then may.
 	 */
-	assert_true(read_in >= pages && read_in <= pages + pages / DRIFT_SHARE);
-	assert_int_equal(vm(c, "pgsteal_direct"), 0);
+	assert_int_equal(read_in, pages);
 	assert_int_equal(vm(c, "pgpgin"), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
