@@ -15,7 +15,9 @@
  *                        truncate (room only), pin and fsync their own
  *                        files against a reference model, and all read one
  *                        shared file, while pages migrate under them (seeds
- *                        printed; PC_SEED=N replays the operations)
+ *                        printed; PC_SEED=N replays the operations: a fixed
+ *                        count, hops every HOP_OPS; room goes on until a
+ *                        page migrated, ten times the count at most)
  *
  * Checks are on counters and page placement, never on timings; waits are
  * polls with generous timeouts.  Worker threads' failures are recorded and
@@ -396,9 +398,20 @@ struct worker {
 	uint64_t seed;
 	int id, nodes, ops;
 	bool truncate;		/* ftruncate among the operations */
-	double deadline;
+	bool until_migrated;	/* go on past @ops until a page migrated */
 	pthread_t tid;
 };
+
+/*
+ * Operations a worker does, the same whatever the machine's load (the
+ * seed alone decides them); it moves to another node every HOP_OPS.
+ */
+#ifdef PC_SANITIZER_RUNTIME
+#define INTEGRITY_OPS 5000	/* sanitizers run it several times slower */
+#else
+#define INTEGRITY_OPS 20000
+#endif
+#define HOP_OPS 400
 
 static void w_read(struct tu_model *md, uint64_t *rs)
 {
@@ -444,12 +457,19 @@ static void w_shared(struct worker *w, uint64_t *rs)
 	assert_memory_equal(got, want, PAGE);
 }
 
+static uint64_t migrated(pc_cache *c)
+{
+	uint64_t v = 0;
+
+	pc_vmstat(c, "pgmigrate_success", &v);
+	return v;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t rs = w->seed * 7919 + (uint64_t)w->id + 1;
 	struct tu_model files[2];
-	double hop = now_s() + 0.08;
 
 	pc_thread_set_node(w->c, w->id % w->nodes);
 	assert_int_equal(pc_open(w->c, tu_path("shared"), O_RDONLY, 0,
@@ -461,14 +481,13 @@ static void *worker_main(void *arg)
 		tu_model_init(&files[i], tu_path(name), MAX_FILE + PAGE);
 		tu_model_open(&files[i], w->c, O_RDWR | O_CREAT | O_TRUNC);
 	}
-	for (int op = 0; op < w->ops && now_s() < w->deadline; op++) {
+	for (int op = 0; op < w->ops || (w->until_migrated && op < 10 * w->ops &&
+					 migrated(w->c) == 0); op++) {
 		struct tu_model *md = &files[tu_rand(&rs) % 2];
 		unsigned k = (unsigned)(tu_rand(&rs) % 100);
 
-		if (now_s() >= hop) {	/* our pages become remote */
+		if (op % HOP_OPS == HOP_OPS - 1)	/* our pages become remote */
 			pc_thread_set_node(w->c, (int)(tu_rand(&rs) % (uint64_t)w->nodes));
-			hop = now_s() + 0.08;
-		}
 		if (k < 35) {
 			w_read(md, &rs);
 		} else if (k < 55) {
@@ -511,7 +530,8 @@ static void integrity_run(const char *name, const char *config, int threads,
 		w[t] = (struct worker){ .c = c, .seed = seed,
 					.id = t, .nodes = c->nr_nodes,
 					.truncate = truncate,
-					.ops = 20000, .deadline = now_s() + 4 };
+					.until_migrated = expect_migrations,
+					.ops = INTEGRITY_OPS };
 		assert_int_equal(pthread_create(&w[t].tid, NULL, worker_main, &w[t]), 0);
 	}
 	for (int t = 0; t < threads; t++)
