@@ -5,15 +5,16 @@
  * back to empty), tag_range, allocation failure at every node of a deep
  * insertion, then random operations checked after every step against a
  * reference model (a sorted array), on dense and on sparse indices, and
- * last concurrent RCU readers against one writer (run it under TSan).
+ * last concurrent RCU readers against one writer (run it under TSan): a
+ * count of the writer's operations, not a time, and every reader ran.
  * Random tests print their seed; PC_SEED=N replays them.
  */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <urcu-bp.h>
 
 #include "internal.h"
@@ -23,14 +24,6 @@
 struct tobj {
 	uint64_t index;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ */
 /* Reference model: entries sorted by index.                           */
@@ -598,7 +591,9 @@ static void test_random_sparse(void **state)
 #define C_SPARSE 64
 #define C_NR (C_DENSE + C_SPARSE)
 #define C_READERS 3
-#define C_MS 1500
+/* The writer's operations: a count, not a time, and the writer goes on
+ * until every reader has done some lookups too (however late it ran). */
+#define C_WRITER_OPS (1ul << 20)
 
 static struct tobj cobj[C_NR];
 static struct pc_tree ctree;
@@ -630,8 +625,16 @@ static bool valid_at(void *e, uint64_t index)
 
 struct reader {
 	uint64_t seed;
-	unsigned long ops;
+	_Atomic unsigned long ops;
 };
+
+static bool readers_ran(struct reader *rd)
+{
+	for (unsigned k = 0; k < C_READERS; k++)
+		if (atomic_load_explicit(&rd[k].ops, memory_order_relaxed) == 0)
+			return false;
+	return true;
+}
 
 static void *reader_main(void *arg)
 {
@@ -688,7 +691,7 @@ static void *reader_main(void *arg)
 			       perm);
 		}
 		urcu_bp_read_unlock();
-		r->ops++;
+		atomic_fetch_add_explicit(&r->ops, 1, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -733,7 +736,7 @@ static void writer_op(uint64_t *rs)
 
 static void test_rcu_readers(void **state)
 {
-	uint64_t seed = tu_seed("rcu_readers"), rs = seed, t0;
+	uint64_t seed = tu_seed("rcu_readers"), rs = seed;
 	pthread_t th[C_READERS];
 	struct reader rd[C_READERS];
 	unsigned long wops = 0, shrinks = 0;
@@ -766,12 +769,11 @@ static void test_rcu_readers(void **state)
 	atomic_store(&cerrors, 0);
 	for (unsigned k = 0; k < C_READERS; k++) {
 		rd[k].seed = (seed + k + 1) | 1;
-		rd[k].ops = 0;
+		atomic_init(&rd[k].ops, 0);
 		assert_int_equal(pthread_create(&th[k], NULL, reader_main,
 						&rd[k]), 0);
 	}
-	t0 = now_ns();
-	while (now_ns() - t0 < (uint64_t)C_MS * 1000000) {
+	while (wops < C_WRITER_OPS || !readers_ran(rd)) {
 		for (unsigned k = 0; k < 256; k++, wops++)
 			writer_op(&rs);
 		/* Now and then drop every sparse item: the tree shrinks. */
@@ -788,10 +790,11 @@ static void test_rcu_readers(void **state)
 	atomic_store(&cstop, true);
 	for (unsigned k = 0; k < C_READERS; k++) {
 		tu_join(th[k]);
-		assert_true(rd[k].ops > 0);
+		assert_true(atomic_load(&rd[k].ops) > 0);
 	}
 	printf("rcu_readers: writer %lu ops (%lu shrinks), readers %lu %lu "
-	       "%lu lookups\n", wops, shrinks, rd[0].ops, rd[1].ops, rd[2].ops);
+	       "%lu lookups\n", wops, shrinks, atomic_load(&rd[0].ops), atomic_load(&rd[1].ops),
+	       atomic_load(&rd[2].ops));
 	if (atomic_load(&cerrors))
 		fail_msg("%u errors, first: %s", atomic_load(&cerrors),
 			 cerr_msg);
