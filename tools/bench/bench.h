@@ -19,6 +19,8 @@
  *   util.c       sizes, clocks, buffers, threads, test files
  *   workloads.c  the workload table
  *   wl_*.c       the workloads, each written once against the engine ops
+ *   program.c    real programs (wl_fio.c, wl_rocksdb.c, wl_sqlite.c) run
+ *                as a child, under `pagecache exec` or in the cgroup
  *
  * Process model: the parent never runs a workload.  Each repetition runs
  * in a child forked from the single-threaded parent (moved into the memory
@@ -226,11 +228,74 @@ struct pcb_workload {
 	int (*run)(struct pcb_run *r);
 	/* derived figures from the counter deltas (r->vm); may be NULL */
 	void (*derive)(struct pcb_run *r);
+	/* a real program run as a child (program.c): the engine is how it
+	 * runs; the kernel engines' cgroup limit is its peak RSS under
+	 * pagecache (runner.c) */
+	bool program;
 };
 
 extern const struct pcb_workload *const pcb_workloads[];
 extern const int pcb_nr_workloads;
 int pcb_workload_find(const char *name);	/* index, or -ENOENT */
+
+/* ------------------------------------------------------------------ */
+/* Real programs (program.c; wl_fio.c, wl_rocksdb.c, wl_sqlite.c).      */
+
+/* The pagecache engine as a program workload's repetition has it. */
+extern const struct pcb_engine_ops pcb_engine_exec;
+/* The engine a program workload's repetition runs with, for @e. */
+const struct pcb_engine_ops *pcb_program_engine(const struct pcb_engine_ops *e);
+
+enum pcb_prog_mode {
+	PCB_PROG_PAGECACHE,	/* under `pagecache exec` */
+	PCB_PROG_KERNEL,	/* in the memory cgroup, buffered */
+	PCB_PROG_DIRECT,	/* in the memory cgroup, asked for O_DIRECT */
+};
+
+enum pcb_prog_mode pcb_prog_mode(const struct pcb_run *r);
+
+/* One run of a program.  Paths in argv must be absolute or relative to
+ * the repetition's folder (its working directory). */
+struct pcb_prog {
+	const char *name;		/* short: names its output files */
+	char *const *argv;		/* NULL-terminated; argv[0] on PATH */
+	const char *stdin_path;		/* NULL: /dev/null */
+	bool stop_at_deadline;		/* SIGINT at the repetition's deadline */
+	bool plain;			/* a preparation: no cache, no cgroup,
+					   no figures */
+	/* set by pcb_prog_run */
+	enum pcb_prog_mode mode;
+	char out[1100], err[1100];	/* its stdout, stderr */
+	char stats[1100];		/* pagecache: exec's --stats file */
+	int status;			/* wait status */
+	bool stopped;			/* it was sent SIGINT */
+	double secs;			/* wall time, fork to exit */
+	uint64_t maxrss;		/* bytes */
+};
+
+/* 0 if @name is on PATH, else -EOPNOTSUPP (n/a) saying how to get it. */
+int pcb_prog_need(struct pcb_run *r, const char *name, const char *package);
+/* The folder of files made once per run and budget by @make (not timed,
+ * outside cache and cgroup), into @dir (absolute); the kernel's cache of
+ * them dropped.  0 or -errno. */
+int pcb_prog_prep(struct pcb_run *r, char *dir, size_t len,
+		  int (*make)(struct pcb_run *r, const char *dir));
+/* Run @p to its end; records peak-rss-MiB and program-seconds.  0, or
+ * -errno when it could not run or failed (not when it was stopped). */
+int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p);
+/* A command line being built: pcb_arg appends one printf-made word. */
+struct pcb_args {
+	char *v[64];			/* NULL-terminated */
+	int n;
+	size_t used;
+	char store[8192];
+};
+void pcb_arg(struct pcb_args *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A file's contents, NUL-terminated (free it); NULL if unreadable. */
+char *pcb_prog_slurp(const char *path);
+/* The largest peak-rss-MiB of a result's reps, in bytes; 0 if none. */
+uint64_t pcb_prog_peak(json_t *reps);
 
 /* ------------------------------------------------------------------ */
 /* One repetition, in the child (rep.c).                               */
@@ -350,6 +415,7 @@ struct pcb_cgroup {
 
 int pcb_cgroup_create(struct pcb_cgroup *cg, uint64_t limit);
 int pcb_cgroup_enter(const struct pcb_cgroup *cg);	/* this process */
+int pcb_cgroup_set_limit(struct pcb_cgroup *cg, uint64_t limit); /* empty */
 void pcb_cgroup_reset(const struct pcb_cgroup *cg);	/* between reps */
 void pcb_cgroup_destroy(struct pcb_cgroup *cg);
 /* memory.stat as name -> integer (NULL on failure) */

@@ -14,7 +14,8 @@
  * controller must be, or be made, available to our cgroup's children).
  * When neither works the run goes on unconstrained, and `why` says why.
  *
- * Only the parent makes, resets and removes the cgroup, between
+ * Only the parent makes, resets, re-limits (a program workload's fair
+ * budget: runner.c) and removes the cgroup, between
  * repetitions, when no process is in it; the child only enters it.  A run
  * killed before it could remove its cgroup leaves it behind: the next run
  * removes those whose process is gone.
@@ -256,6 +257,21 @@ int pcb_cgroup_create(struct pcb_cgroup *cg, uint64_t limit)
 	pcb_fmt(cg->why, sizeof(cg->why), "%s; %s", why1, why2);
 	cg->dir[0] = 0;
 	return -ENOENT;
+}
+
+int pcb_cgroup_set_limit(struct pcb_cgroup *cg, uint64_t limit)
+{
+	char val[32];
+	int err;
+
+	if (!cg->ok)
+		return -ENOENT;
+	pcb_fmt(val, sizeof(val), "%" PRIu64, limit);
+	err = write_file(cg->dir, cg->version == 1 ? "memory.limit_in_bytes" :
+			 "memory.max", val);
+	if (!err)
+		cg->limit = limit;
+	return err;
 }
 
 int pcb_cgroup_enter(const struct pcb_cgroup *cg)

@@ -246,12 +246,15 @@ static json_t *delta(json_t *before, json_t *after)
 
 	if (!before || !after)
 		return d;
+	/* a counter that appears on the way (a program's, read when it has
+	 * exited: program.c) started at 0 */
 	json_object_foreach(after, k, v) {
 		json_t *b = json_object_get(before, k);
 
-		if (json_is_integer(v) && json_is_integer(b))
+		if (json_is_integer(v) && (!b || json_is_integer(b)))
 			json_object_set_new(d, k, json_integer(
-				json_integer_value(v) - json_integer_value(b)));
+				json_integer_value(v) -
+				(b ? json_integer_value(b) : 0)));
 	}
 	return d;
 }

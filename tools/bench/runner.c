@@ -13,6 +13,9 @@
  *                  remove the repetition's folder
  *     write the result file, print its summary line
  *
+ * A program workload (program.c) runs its kernel engines with the cgroup's
+ * limit set to the program's peak RSS under pagecache (program_limit).
+ *
  * The parent stays single-threaded and never touches an engine, so each
  * child starts from a clean process, and a repetition that crashes or is
  * killed by the OOM killer is recorded as an error.
@@ -149,7 +152,7 @@ child_main(const struct run_ctx *c, const char *dir, int rep,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(&r, 0, sizeof(r));
 	r.wl = c->wl;
-	r.ops = c->ops;
+	r.ops = c->wl->program ? pcb_program_engine(c->ops) : c->ops;
 	r.par = c->par;
 	r.opt = c->opt;
 	r.dir = dir;
@@ -167,7 +170,8 @@ child_main(const struct run_ctx *c, const char *dir, int rep,
 			 c->opt->out, trace);
 		r.config = config;
 	}
-	if (r.cgroup && (err = pcb_cgroup_enter(c->cg)) < 0)
+	/* a program workload puts only its program in the cgroup */
+	if (r.cgroup && !c->wl->program && (err = pcb_cgroup_enter(c->cg)) < 0)
 		out = error_rep("cannot enter the memory cgroup: %s",
 				strerror(-err));
 	else
@@ -428,6 +432,33 @@ static void cgroup_for_budget(const struct pcb_opts *opt, struct pcb_cgroup *cg)
 		       cg->why, size);
 }
 
+/*
+ * A program's fair budget (program.c): the kernel engines' cgroup limit is
+ * the peak RSS of the same program under pagecache in this run, *peak,
+ * which one unrecorded pagecache repetition measures first when the
+ * pagecache engine did not run.  Without it the limit stays the budget's.
+ * Both figures go into the run's params.  The parent's; the cgroup empty.
+ */
+static void program_limit(struct run_ctx *c, struct pcb_cgroup *cg,
+			  struct pcb_params *par, uint64_t *peak)
+{
+	if (!*peak && !pcb_stop) {
+		const struct pcb_engine_ops *ops = c->ops;
+		json_t *reps = json_array();
+
+		c->ops = pcb_engines[PCB_PAGECACHE];
+		make_names(c, PCB_PAGECACHE, "");
+		json_array_append_new(reps, run_rep(c, 1, NULL));
+		*peak = pcb_prog_peak(reps);
+		json_decref(reps);
+		c->ops = ops;
+	}
+	if (*peak)
+		pcb_cgroup_set_limit(cg, *peak);
+	pcb_param_set(par, "pagecache_peak_rss", (int64_t)*peak);
+	pcb_param_set(par, "memcg_limit", (int64_t)cg->limit);
+}
+
 struct run_all {
 	char **files;
 	int nfiles;
@@ -446,6 +477,7 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 	c->cg = &cg;
 	for (int w = 0; w < opt->nr_workloads && !pcb_stop; w++) {
 		struct pcb_params par = { 0 };
+		uint64_t peak = 0;	/* a program's, under pagecache */
 
 		c->wl = pcb_workloads[opt->workloads[w]];
 		c->wl->params(&par, opt);
@@ -463,6 +495,9 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 				bool served = c->wl->engines & PCB_ENG(e);
 
 				c->index++;
+				if (c->wl->program && c->ops->in_cgroup && cg.ok &&
+				    served && !opt->na[e][0])
+					program_limit(c, &cg, &par, &peak);
 				make_names(c, e, variants[v]);
 				pcb_result_init(&res, c->wl, c->ops->name, c->label,
 						c->config, &par, all->machine,
@@ -513,6 +548,11 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 				}
 				if (res.any_error)
 					rc = 1;
+				if (c->wl->program && e == PCB_PAGECACHE && !v)
+					peak = pcb_prog_peak(res.reps);
+				if (cg.ok && cg.limit != opt->budget + PCB_CGROUP_ALLOWANCE)
+					pcb_cgroup_set_limit(&cg, opt->budget +
+							     PCB_CGROUP_ALLOWANCE);
 				pcb_result_summary(&res, stdout);
 				fflush(stdout);
 				pcb_result_free(&res);

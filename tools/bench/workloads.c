@@ -50,6 +50,9 @@ extern const struct pcb_workload pcb_wl_seq_write, pcb_wl_dd_async,
 	pcb_wl_randread_cold_t1, pcb_wl_randread_cold_t2,
 	pcb_wl_randread_cold_t8;
 extern const struct pcb_workload pcb_wl_numa_shuffle, pcb_wl_numa_shuffle_full;
+extern const struct pcb_workload pcb_wl_fio_randread, pcb_wl_fio_seqwrite,
+	pcb_wl_fio_zipf, pcb_wl_rocksdb_readrandom, pcb_wl_rocksdb_fillseq,
+	pcb_wl_sqlite_oltp;
 
 const struct pcb_workload *const pcb_workloads[] = {
 	&pcb_wl_seq_write,		/* wl_write.c */
@@ -76,6 +79,9 @@ const struct pcb_workload *const pcb_workloads[] = {
 	&pcb_wl_randread_cold_t2,
 	&pcb_wl_randread_cold_t8,
 	&pcb_wl_numa_shuffle, &pcb_wl_numa_shuffle_full,	/* wl_numa.c */
+	&pcb_wl_fio_randread, &pcb_wl_fio_seqwrite, &pcb_wl_fio_zipf, /* wl_fio.c */
+	&pcb_wl_rocksdb_readrandom, &pcb_wl_rocksdb_fillseq,	/* wl_rocksdb.c */
+	&pcb_wl_sqlite_oltp,		/* wl_sqlite.c */
 };
 
 const int pcb_nr_workloads = (int)(sizeof(pcb_workloads) /

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# tests/test_bench_programs.sh BUILD_DIR - real programs in the lab
+# (tools/bench/program.c): fio, db_bench and sqlite3 as workloads, at a
+# tiny budget so that it stays quick.  Their speed is not tested.
+#
+#   1. the six program workloads on pagecache, kernel, dontcache and direct
+#      at budget 8M: pagecache (through `pagecache exec`) and kernel have
+#      their headline and the figures they must have; the cache was used
+#      (exec's counters: managed opens, pages read or dirtied); the kernel
+#      engines' cgroup limit is the program's peak RSS under pagecache
+#      (the fair budget), both in the kernel's params; direct runs fio
+#      (direct=1) and is n/a for the others, dontcache n/a for all;
+#   2. with the kernel engine alone the peak RSS is measured first all
+#      the same;
+#   3. a program that is not installed makes its workload n/a, saying how
+#      to install it.
+#
+# Exit 0 pass, 1 fail, 77 skip (no python3, or fio, db_bench or sqlite3
+# missing: scripts/deps.sh installs them).
+set -u
+build=${1:?usage: tests/test_bench_programs.sh BUILD_DIR}
+bin="$build/pagecache"
+[ -x "$bin" ] || { echo "FAIL: no $bin"; exit 1; }
+command -v python3 >/dev/null || { echo "python3 is needed to read the results"; exit 77; }
+for p in fio db_bench sqlite3; do
+	command -v "$p" >/dev/null || { echo "$p is not installed (scripts/deps.sh)"; exit 77; }
+done
+tmp=$(mktemp -d "${PC_TEST_DIR:-/var/tmp}/pctest-programs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+mkdir -p "$tmp/files"
+
+echo "== six programs x four engines at budget 8M"
+t0=$(date +%s)
+"$bin" bench --workload fio,rocksdb,sqlite --engine pagecache,kernel,dontcache,direct \
+	--budget 8M --reps 1 --duration 1 --dir "$tmp/files" --out "$tmp/out" \
+	>"$tmp/all.log" 2>&1
+rc=$?
+echo "   ($(($(date +%s) - t0)) s, exit $rc)"
+if [ "$rc" -ne 0 ]; then
+	echo "FAIL bench: exit $rc"; sed 's/^/    /' "$tmp/all.log"; failed=1
+fi
+[ -z "$(ls -A "$tmp/files")" ] || { echo "FAIL test files left: $(ls -A "$tmp/files")"; failed=1; }
+
+python3 - "$tmp/out" <<'EOF' || failed=1
+import json, os, sys
+out = sys.argv[1]
+must = {
+    "fio-randread": ["IOPS", "clat-mean-us", "clat-p99-us", "read-MB"],
+    "fio-seqwrite": ["MB/s", "written-MB"],
+    "fio-zipf": ["IOPS", "hit%", "clat-p99-us"],
+    "rocksdb-readrandom": ["ops/s", "latency-mean-us", "latency-p99-us"],
+    "rocksdb-fillseq": ["ops/s", "latency-p99-us"],
+    "sqlite-oltp": ["transactions/s", "transactions", "seconds"],
+}
+common = ["peak-rss-MiB", "program-seconds", "program-user-seconds"]
+bad = 0
+def say(ok, what):
+    global bad
+    print(("ok   " if ok else "FAIL ") + what)
+    bad |= not ok
+def load(wl, e):
+    try:
+        return json.load(open(os.path.join(out, "%s-%s.json" % (wl, e))))
+    except Exception as x:
+        return {"status": "missing: %s" % x, "reason": "", "reps": []}
+for wl, keys in must.items():
+    pc, k = load(wl, "pagecache"), load(wl, "kernel")
+    for e, d in (("pagecache", pc), ("kernel", k)):
+        if d["status"] != "ok" or len(d["reps"]) != 1:
+            say(False, "%s on %s: %s %s" % (wl, e, d["status"], d["reason"]))
+            continue
+        m = d["reps"][0]["metrics"]
+        miss = [x for x in keys + common if x not in m]
+        say(not miss and list(m)[0] == keys[0] and m[keys[0]] > 0,
+            "%s on %s: %s = %.1f%s" % (wl, e, keys[0], m.get(keys[0], 0),
+                                       ", lacks %s" % miss if miss else ""))
+    if pc["status"] != "ok" or k["status"] != "ok":
+        continue
+    vm = pc["reps"][0]["vmstat"]
+    used = vm.get("managed_opens", 0) > 0 and vm.get("pgpgin", 0) + vm.get("nr_dirtied", 0) > 0
+    say(used, "%s: the program's files went through its cache (managed_opens %s, "
+        "pgpgin %s, nr_dirtied %s)" % (wl, vm.get("managed_opens"), vm.get("pgpgin"),
+                                       vm.get("nr_dirtied")))
+    peak = int(pc["reps"][0]["metrics"]["peak-rss-MiB"] * (1 << 20))
+    par = k["params"]
+    fair = (abs(par.get("pagecache_peak_rss", 0) - peak) <= 1 and
+            abs(par.get("memcg_limit", 0) - peak) <= 4096 and
+            "memcg.v" in k["config"] and len(k["reps"][0]["samples"]["t"]) > 0)
+    say(fair or not k["constrained"],
+        "%s: kernel's cgroup limit %s = pagecache's peak RSS %d (%s)" %
+        (wl, par.get("memcg_limit"), peak, k["config"]))
+    for e in ("dontcache", "direct"):
+        d = load(wl, e)
+        if e == "direct" and wl.startswith("fio-"):     # fio's direct=1
+            good = d["status"] == "ok" and len(d["reps"]) == 1
+        else:
+            good = d["status"] == "n/a" and bool(d["reason"]) and not d["reps"]
+        say(good, "%s on %s: %s %s" % (wl, e, d["status"], d["reason"]))
+sys.exit(bad)
+EOF
+
+echo "== the kernel engine alone: the peak RSS under pagecache measured first"
+"$bin" bench --workload fio-randread --engine kernel --budget 8M --reps 1 --duration 1 \
+	--dir "$tmp/files" --out "$tmp/alone" >"$tmp/alone.log" 2>&1
+rc=$?
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["params"]; print(d["status"], p["pagecache_peak_rss"] > 8 << 20, p["memcg_limit"] == p["pagecache_peak_rss"] or not d["constrained"])' \
+      "$tmp/alone/fio-randread-kernel.json" 2>&1)
+if [ "$rc" -eq 0 ] && [ "$got" = "ok True True" ]; then
+	echo "ok   kernel alone: limit = the peak RSS measured under pagecache"
+else
+	echo "FAIL kernel alone: exit $rc, $got"; sed 's/^/    /' "$tmp/alone.log"; failed=1
+fi
+
+echo "== a program that is not installed: n/a, and how to get it"
+PATH=/nonexistent "$bin" bench --workload sqlite-oltp --engine kernel --budget 8M --reps 1 \
+	--duration 1 --dir "$tmp/files" --out "$tmp/missing" >"$tmp/missing.log" 2>&1
+rc=$?
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["status"], "|", d["reason"])' \
+      "$tmp/missing/sqlite-oltp-kernel.json" 2>&1)
+if [ "$rc" -eq 0 ] && [[ "$got" == "n/a | sqlite3 is not installed: scripts/deps.sh"* ]]; then
+	echo "ok   missing sqlite3: $got"
+else
+	echo "FAIL missing sqlite3: exit $rc, $got"; sed 's/^/    /' "$tmp/missing.log"; failed=1
+fi
+
+[ "$failed" -eq 0 ] && echo "all program checks passed"
+exit "$failed"

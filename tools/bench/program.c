@@ -1,0 +1,478 @@
+/*
+ * tools/bench/program.c - real programs as workloads: fio, db_bench and
+ * sqlite3, unmodified, run as a child of the repetition (WORKLOADS.md,
+ * "Real programs").
+ *
+ * A program workload (wl_fio.c, wl_rocksdb.c, wl_sqlite.c; `.program` in
+ * its struct pcb_workload) does no I/O of its own: the engine is how its
+ * program runs.
+ *
+ *   pagecache   pagecache exec --stats FILE --set memory=B [--set ...]
+ *               -- PROGRAM ...   (this binary's own exec subcommand): the
+ *               program's regular files go through a pc_cache in its own
+ *               process.  The engine here is pcb_engine_exec: no cache in
+ *               the repetition, its counters are those of FILE, read when
+ *               the program has exited.
+ *   kernel      the program itself, moved into the memory cgroup between
+ *   direct      fork and exec (only the program is charged: not the
+ *               repetition that watches it).  direct: the program asked
+ *               for O_DIRECT (fio's direct=1); others have no direct mode.
+ *
+ * The fair budget (runner.c): the cgroup's limit for a program workload
+ * is the largest peak RSS ("peak-rss-MiB": wait4's ru_maxrss) of the same
+ * program under pagecache in the same run: its own memory plus the cache
+ * it filled.  So both engines get the same total memory, whatever the
+ * program keeps for itself (memtables, block cache, SQLite's cache).
+ *
+ * Files a program reads (fio's file, the RocksDB and SQLite databases)
+ * are prepared once per run and budget, by the program itself without any
+ * cache or cgroup, in <root>/prep-<workload>-<budget bytes>/ beside the
+ * repetitions' folders (runner.c removes the root at the end); a ".done"
+ * file marks a preparation that finished.  Each run drops the kernel's
+ * cache of them first.  The program's stdout and stderr go to files in
+ * the repetition's folder, parsed when it has exited.
+ *
+ * Stopping: at the repetition's deadline (when asked: the untimed
+ * programs' cap) or on Ctrl-C the program gets SIGINT (fio and sqlite3
+ * stop and report what they did), then SIGKILL 10 s later.  It dies with
+ * the repetition (PR_SET_PDEATHSIG) if the watchdog kills that.
+ *
+ * Everything here runs in the repetition's main thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define KILL_AFTER_NS	(10 * 1000000000ull)	/* SIGINT, then SIGKILL */
+#define POLL_NS		(20 * 1000000ull)
+
+/* ------------------------------------------------------------------ */
+/* The pagecache engine of a program: counters from `exec --stats`.    */
+
+struct exec_eng {
+	json_t *stats;		/* every counter of the programs run so far */
+};
+
+static int exec_start(struct pcb_run *r)
+{
+	struct exec_eng *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->stats = json_object();
+	r->eng = e;
+	return 0;
+}
+
+static int exec_stop(struct pcb_run *r)
+{
+	struct exec_eng *e = r->eng;
+
+	if (e) {
+		json_decref(e->stats);
+		free(e);
+	}
+	r->eng = NULL;
+	return 0;
+}
+
+static json_t *exec_vmstat(struct pcb_run *r)
+{
+	struct exec_eng *e = r->eng;
+
+	return json_deep_copy(e->stats);
+}
+
+/* The cache lives in the program's process: nothing to sample live. */
+static int exec_sample(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES])
+{
+	(void)r;
+	(void)v;
+	return -EOPNOTSUPP;
+}
+
+const struct pcb_engine_ops pcb_engine_exec = {
+	.name = "pagecache",
+	.what = "the program under `pagecache exec` (program workloads)",
+	.start = exec_start,
+	.stop = exec_stop,
+	.vmstat = exec_vmstat,
+	.sample = exec_sample,
+};
+
+const struct pcb_engine_ops *pcb_program_engine(const struct pcb_engine_ops *e)
+{
+	return e == &pcb_engine_pagecache ? &pcb_engine_exec : e;
+}
+
+enum pcb_prog_mode pcb_prog_mode(const struct pcb_run *r)
+{
+	if (r->ops == &pcb_engine_exec)
+		return PCB_PROG_PAGECACHE;
+	return r->ops == &pcb_engine_direct ? PCB_PROG_DIRECT : PCB_PROG_KERNEL;
+}
+
+/* Add the counters of a --stats file ("name value" lines) to the engine's. */
+static void add_stats(struct pcb_run *r, const char *path)
+{
+	struct exec_eng *e = r->eng;
+	char name[128];
+	unsigned long long v;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fscanf(f, "%127s %llu", name, &v) == 2) {
+		json_t *old = json_object_get(e->stats, name);
+		json_int_t sum = (json_int_t)v +
+				 (json_is_integer(old) ? json_integer_value(old) : 0);
+
+		json_object_set_new(e->stats, name, json_integer(sum));
+	}
+	fclose(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Programs: found, files prepared once, run, output read.             */
+
+int pcb_prog_need(struct pcb_run *r, const char *name, const char *package)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		pcb_fmt(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+		if (n && access(buf, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return pcb_fail(r, -EOPNOTSUPP, "%s is not installed: scripts/deps.sh "
+			"installs it (apt-get install %s)", name, package);
+}
+
+static const char *prep_dir(const struct pcb_run *r, char *buf, size_t len)
+{
+	/* the repetition's folder is <root>/<n> (runner.c) */
+	pcb_fmt(buf, len, "%s/../prep-%s-%llu", r->dir, r->wl->name,
+		(unsigned long long)pcb_param(r->par, "budget"));
+	return buf;
+}
+
+int pcb_prog_prep(struct pcb_run *r, char *dir, size_t len,
+		  int (*make)(struct pcb_run *r, const char *dir))
+{
+	char done[1200];
+	int err, fd;
+
+	char abs[PATH_MAX];
+
+	prep_dir(r, dir, len);
+	pcb_fmt(done, sizeof(done), "%s/.done", dir);
+	if (access(done, F_OK) == 0)
+		goto absolute;
+	pcb_rmtree(dir);		/* a preparation that did not finish */
+	if ((err = pcb_mkdir(dir)) < 0)
+		return pcb_fail(r, err, "cannot make %s: %s", dir, strerror(-err));
+	err = make(r, dir);
+	if (err < 0)
+		return err;
+	sync();				/* the files on the disk, not dirty */
+	fd = open(done, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return pcb_fail(r, -errno, "cannot make %s", done);
+	close(fd);
+absolute:
+	/* the programs run in the repetition's folder: give them full paths */
+	if (!realpath(dir, abs))
+		return pcb_fail(r, -errno, "%s: %s", dir, strerror(errno));
+	pcb_fmt(dir, len, "%s", abs);
+	pcb_drop_cache(dir);
+	return 0;
+}
+
+/* @path, made absolute against the repetition's folder, or -errno. */
+static int open_in(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0644);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The child: its cgroup, its files, then the program.  Never returns. */
+static void __attribute__((noreturn))
+child(const struct pcb_run *r, char *const argv[], int in, int out, int err_fd,
+      bool enter_cgroup)
+{
+	struct sigaction sa;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	if (enter_cgroup && r->cgroup) {
+		char procs[600], pid[24];
+		int fd, n = pcb_fmt(pid, sizeof(pid), "%d", (int)getpid());
+
+		pcb_fmt(procs, sizeof(procs), "%s/cgroup.procs", r->cgroup);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, pid, (size_t)n) != n) {
+			dprintf(err_fd, "cannot enter the memory cgroup %s: %s\n",
+				r->cgroup, strerror(errno));
+			_exit(126);
+		}
+		close(fd);
+	}
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_fd, 2) < 0)
+		_exit(126);
+	if (chdir(r->dir) < 0)
+		_exit(126);
+	execvp(argv[0], argv);
+	dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* The full command line: under pagecache, through `pagecache exec`. */
+static char **command(const struct pcb_run *r, struct pcb_prog *p,
+		      char *pairs)
+{
+	size_t n = 0, cap = 16;
+	char **argv;
+
+	for (char *const *a = p->argv; *a; a++)
+		cap++;
+	for (const char *c = r->config; *c; c++)
+		cap += *c == ' ' ? 2 : 0;
+	cap += 2;
+	argv = calloc(cap, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	if (p->mode == PCB_PROG_PAGECACHE) {
+		static char self[PATH_MAX];
+		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		char *save, *tok;
+
+		if (len <= 0) {
+			free(argv);
+			return NULL;
+		}
+		self[len] = 0;
+		argv[n++] = self;
+		argv[n++] = "exec";
+		argv[n++] = "--stats";
+		argv[n++] = p->stats;
+		/* "memory=256M nodes=4": every pair as --set */
+		for (tok = strtok_r(pairs, " ", &save); tok;
+		     tok = strtok_r(NULL, " ", &save)) {
+			argv[n++] = "--set";
+			argv[n++] = tok;
+		}
+		argv[n++] = "--";
+	}
+	for (char *const *a = p->argv; *a; a++)
+		argv[n++] = *a;
+	argv[n] = NULL;
+	return argv;
+}
+
+/* The last line of a file, for a message (at most @len - 1 bytes). */
+static void last_line(const char *path, char *buf, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '\n')
+			pcb_fmt(buf, len, "%s", line);
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
+{
+	char *pairs = strdup(r->config ? r->config : ""), **argv = NULL;
+	int in = -1, out = -1, errf = -1, err = 0;
+	uint64_t t0, sent = 0;
+	struct rusage ru;
+	pid_t pid = -1;
+
+	p->mode = p->plain ? PCB_PROG_KERNEL : pcb_prog_mode(r);
+	pcb_path(r, p->out, sizeof(p->out), "%s.out", p->name);
+	pcb_path(r, p->err, sizeof(p->err), "%s.err", p->name);
+	pcb_path(r, p->stats, sizeof(p->stats), "%s.stats", p->name);
+	p->stopped = false;
+	if (!pairs || !(argv = command(r, p, pairs))) {
+		err = pcb_fail(r, -ENOMEM, "cannot build %s's command line",
+			       p->name);
+		goto out;
+	}
+	if ((in = open_in(p->stdin_path ? p->stdin_path : "/dev/null",
+			  O_RDONLY)) < 0 ||
+	    (out = open_in(p->out, O_WRONLY | O_CREAT | O_TRUNC)) < 0 ||
+	    (errf = open_in(p->err, O_WRONLY | O_CREAT | O_TRUNC)) < 0) {
+		err = pcb_fail(r, in < 0 ? in : out < 0 ? out : errf,
+			       "cannot open %s's files", p->name);
+		goto out;
+	}
+	fflush(NULL);
+	t0 = pcb_now_ns();
+	pid = fork();
+	if (pid < 0) {
+		err = pcb_fail(r, -errno, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child(r, argv, in, out, errf,
+		      !p->plain && p->mode != PCB_PROG_PAGECACHE);
+
+	for (;;) {
+		struct timespec ts = { 0, (long)POLL_NS };
+		int status;
+		pid_t w = wait4(pid, &status, WNOHANG, &ru);
+
+		if (w == pid) {
+			p->status = status;
+			break;
+		}
+		if (w < 0 && errno != EINTR) {
+			err = pcb_fail(r, -errno, "wait4: %s", strerror(errno));
+			break;
+		}
+		if (!sent && (pcb_stop || (p->stop_at_deadline && pcb_time_up(r)))) {
+			kill(pid, SIGINT);
+			sent = pcb_now_ns();
+			p->stopped = true;
+		} else if (sent && pcb_now_ns() - sent > KILL_AFTER_NS) {
+			kill(pid, SIGKILL);
+		}
+		nanosleep(&ts, NULL);
+	}
+	p->secs = pcb_secs(pcb_now_ns() - t0);
+	if (err)
+		goto out;
+	p->maxrss = (uint64_t)ru.ru_maxrss << 10;
+	if (p->mode == PCB_PROG_PAGECACHE)
+		add_stats(r, p->stats);
+	if (!p->plain) {
+		pcb_metric(r, "peak-rss-MiB", (double)p->maxrss / (1 << 20));
+		pcb_direction(r, "peak-rss-MiB", false);
+		pcb_metric(r, "program-seconds", p->secs);
+		pcb_direction(r, "program-seconds", false);
+		/* user- and sys-seconds are the repetition's: it only waits */
+		pcb_metric(r, "program-user-seconds",
+			   (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
+		pcb_direction(r, "program-user-seconds", false);
+		pcb_metric(r, "program-sys-seconds",
+			   (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+		pcb_direction(r, "program-sys-seconds", false);
+	}
+	if (!p->stopped && !(WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0)) {
+		char line[200];
+
+		last_line(p->err, line, sizeof(line));
+		if (WIFSIGNALED(p->status))
+			err = pcb_fail(r, -EIO, "%s was killed by signal %d%s: %s",
+				       p->name, WTERMSIG(p->status),
+				       WTERMSIG(p->status) == SIGKILL && r->cgroup ?
+				       " (the cgroup's OOM killer?)" : "", line);
+		else
+			err = pcb_fail(r, -EIO, "%s exited with %d: %s", p->name,
+				       WEXITSTATUS(p->status), line);
+	}
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (errf >= 0)
+		close(errf);
+	free(argv);
+	free(pairs);
+	return err;
+}
+
+void pcb_arg(struct pcb_args *a, const char *fmt, ...)
+{
+	size_t room = sizeof(a->store) - a->used;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(a->store + a->used, room, fmt, ap);
+	va_end(ap);
+	/* the command lines are ours and small: too long is a bug */
+	if (n < 0 || (size_t)n >= room || a->n + 1 >= (int)(sizeof(a->v) /
+							      sizeof(a->v[0]))) {
+		fprintf(stderr, "pagecache bench: command line too long\n");
+		abort();
+	}
+	a->v[a->n++] = a->store + a->used;
+	a->v[a->n] = NULL;
+	a->used += (size_t)n + 1;
+}
+
+char *pcb_prog_slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		return NULL;
+	do {
+		if (len + 65536 > cap) {
+			char *nb = realloc(buf, cap = cap ? 2 * cap : 131072);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = 0;
+	return buf;
+}
+
+uint64_t pcb_prog_peak(json_t *reps)
+{
+	double peak = 0;
+	size_t i;
+	json_t *rep;
+
+	json_array_foreach(reps, i, rep) {
+		json_t *m = json_object_get(json_object_get(rep, "metrics"),
+					    "peak-rss-MiB");
+		const char *status = json_string_value(json_object_get(rep,
+								       "status"));
+
+		if (status && strcmp(status, "ok") != 0)
+			continue;	/* a program that died early: no peak */
+		if (json_is_number(m) && json_number_value(m) > peak)
+			peak = json_number_value(m);
+	}
+	return (uint64_t)(peak * (1 << 20));
+}
