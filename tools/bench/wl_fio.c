@@ -229,6 +229,7 @@ const struct pcb_workload pcb_wl_fio_randread = {
 	.metric = "IOPS",
 	.higher = true,
 	.timed = true,
+	.in_suite = true,
 	.engines = FIO_ENGINES,
 	.direct_is_limit = true,
 	.na_reason = FIO_NA,

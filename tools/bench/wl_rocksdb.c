@@ -204,6 +204,7 @@ const struct pcb_workload pcb_wl_rocksdb_readrandom = {
 	.metric = "ops/s",
 	.higher = true,
 	.timed = true,
+	.in_suite = true,
 	.engines = DB_ENGINES,
 	.na_reason = DB_NA,
 	.params = params_readrandom,

@@ -215,6 +215,7 @@ const struct pcb_workload pcb_wl_sqlite_oltp = {
 	.what = "sqlite3: TPC-B-like transactions, rollback journal, a 4xB database",
 	.metric = "transactions/s",
 	.higher = true,
+	.in_suite = true,
 	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
 	.na_reason = "sqlite3 chooses its own I/O: it runs under pagecache or "
 		     "the kernel's page cache only",
