@@ -241,8 +241,8 @@ void pc__backing_trim(struct pc_cache *c)
 	int fds[2] = { -1, -1 };
 
 	pc__lock(&c->mappings_lock);
-	for (m = c->closed_head; m && c->nr_closed_fds > c->fd_budget;
-	     m = m->closed_next) {
+	for (m = closed_first(c); m && c->nr_closed_fds > c->fd_budget;
+	     m = closed_next(m)) {
 		if (m->fd < 0)
 			continue;
 		if (releasable_locked(m, 1)) {
@@ -271,7 +271,7 @@ static unsigned release_closed(struct pc_cache *c, struct pc_mapping **dirty,
 
 	pc__inc(c, 0, backing_fd_emfile);
 	pc__lock(&c->mappings_lock);
-	for (struct pc_mapping *m = c->closed_head; m; m = m->closed_next) {
+	for (struct pc_mapping *m = closed_first(c); m; m = closed_next(m)) {
 		int fds[2];
 
 		if (m->fd < 0)

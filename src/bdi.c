@@ -6,7 +6,7 @@
  * kept until the cache goes.  Its dirty list holds the mappings with dirty
  * pages, oldest-dirtied first:
  *
- *   dirty_head -> m (dirtied 10:00:01) -> m (10:00:03) -> ... <- dirty_tail
+ *   dirty.head -> m (dirtied 10:00:01) -> m (10:00:03) -> ... <- dirty.tail
  *
  * under b->lock.  A mapping joins at the tail when its first page is
  * dirtied (dirtied_ns = now) and leaves when the flusher finds it clean.
@@ -85,29 +85,9 @@
 #define INIT_BW (100ull << 20)	/* bytes/s before anything is measured */
 #define BACKOFF_MIN_MS 100
 
-static void list_del_locked(struct pc_bdi *b, struct pc_mapping *m)
-{
-	if (m->dirty_prev)
-		m->dirty_prev->dirty_next = m->dirty_next;
-	else
-		b->dirty_head = m->dirty_next;
-	if (m->dirty_next)
-		m->dirty_next->dirty_prev = m->dirty_prev;
-	else
-		b->dirty_tail = m->dirty_prev;
-	m->dirty_prev = m->dirty_next = NULL;
-}
-
-static void list_add_tail_locked(struct pc_bdi *b, struct pc_mapping *m)
-{
-	m->dirty_next = NULL;
-	m->dirty_prev = b->dirty_tail;
-	if (b->dirty_tail)
-		b->dirty_tail->dirty_next = m;
-	else
-		b->dirty_head = m;
-	b->dirty_tail = m;
-}
+#define dirty_first(b) pc_list_first_entry(&(b)->dirty, struct pc_mapping, \
+					   dirty_link)
+#define dirty_next(m) pc_list_next_entry(m, struct pc_mapping, dirty_link)
 
 void pc__bdi_mark_dirty(struct pc_mapping *m)
 {
@@ -116,7 +96,7 @@ void pc__bdi_mark_dirty(struct pc_mapping *m)
 	pc__lock(&b->lock);
 	if (!atomic_load(&m->on_dirty_list)) {
 		m->dirtied_ns = pc__now_ns();
-		list_add_tail_locked(b, m);
+		pc_list_add_tail(&b->dirty, &m->dirty_link);
 		atomic_store(&m->on_dirty_list, true);
 	}
 	pc__unlock(&b->lock);
@@ -130,7 +110,7 @@ void pc__bdi_remove(struct pc_mapping *m)
 		return;
 	pc__lock(&b->lock);
 	if (atomic_load(&m->on_dirty_list)) {
-		list_del_locked(b, m);
+		pc_list_del(&b->dirty, &m->dirty_link);
 		atomic_store(&m->on_dirty_list, false);
 	}
 	pc__unlock(&b->lock);
@@ -144,7 +124,7 @@ static bool retire_if_clean_locked(struct pc_bdi *b, struct pc_mapping *m)
 		atomic_store(&m->on_dirty_list, true);
 		return false;
 	}
-	list_del_locked(b, m);
+	pc_list_del(&b->dirty, &m->dirty_link);
 	return true;
 }
 
@@ -181,7 +161,7 @@ static void update_bandwidth(struct pc_bdi *b)
 	if (written > b->bw_written && elapsed <= BW_IDLE_NS) {
 		bw = (written - b->bw_written) * 1000000000ull / elapsed;
 		old = atomic_load(&b->write_bw);
-		bw = bw > old ? (old + bw) / 2 : (old * 7 + bw) / 8;
+		bw = bw > old ? (old + bw) / 2 : pc_bw_decay(old, bw);
 		atomic_store(&b->write_bw, bw);
 	}
 	b->bw_stamp_ns = now;
@@ -264,8 +244,8 @@ static struct pc_mapping *next_dirty(struct pc_bdi *b, uint64_t older_than)
 	struct pc_mapping *m, *found = NULL;
 
 	pc__lock(&b->lock);
-	for (m = b->dirty_head; m;) {
-		struct pc_mapping *next = m->dirty_next;
+	for (m = dirty_first(b); m;) {
+		struct pc_mapping *next = dirty_next(m);
 
 		if (older_than && m->dirtied_ns > older_than)
 			break;
@@ -274,14 +254,15 @@ static struct pc_mapping *next_dirty(struct pc_bdi *b, uint64_t older_than)
 			continue;
 		}
 		if (pc__mapping_tryget(m)) {
-			struct pc_mapping *tail = b->dirty_tail;
+			struct pc_mapping *tail = pc_list_last_entry(
+				&b->dirty, struct pc_mapping, dirty_link);
 
 			found = m;
 			if (tail != m) {
 				if (tail->dirtied_ns > m->dirtied_ns)
 					m->dirtied_ns = tail->dirtied_ns;
-				list_del_locked(b, m);
-				list_add_tail_locked(b, m);
+				pc_list_del(&b->dirty, &m->dirty_link);
+				pc_list_add_tail(&b->dirty, &m->dirty_link);
 			}
 			break;
 		}
@@ -335,7 +316,7 @@ static unsigned list_length(struct pc_bdi *b)
 	unsigned n = 0;
 
 	pc__lock(&b->lock);
-	for (struct pc_mapping *m = b->dirty_head; m; m = m->dirty_next)
+	for (struct pc_mapping *m = dirty_first(b); m; m = dirty_next(m))
 		n++;
 	pc__unlock(&b->lock);
 	return n;
@@ -500,6 +481,25 @@ static bool stable_writes_of(dev_t dev)
 	return v == '1';
 }
 
+/* Stop @b's flusher if it runs (it finishes the work asked), free @b. */
+static void bdi_free(struct pc_bdi *b)
+{
+	if (b->started) {
+		pc__lock(&b->wake_mtx);
+		atomic_store(&b->stop, true);
+		pthread_cond_signal(&b->wake_cond);
+		pc__unlock(&b->wake_mtx);
+		pthread_join(b->thread, NULL);
+	}
+	pc__lock_destroy(&b->lock);
+	pc__lock_destroy(&b->wake_mtx);
+	pthread_cond_destroy(&b->wake_cond);
+	pthread_cond_destroy(&b->done_cond);
+	pc__lock_destroy(&b->bw_lock);
+	throttle_fini(b);
+	free(b);
+}
+
 struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 {
 	bool created = false;
@@ -525,13 +525,7 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	atomic_store(&b->dirtiers, 1);
 	b->bw_stamp_ns = pc__now_ns();
 	if (pthread_create(&b->thread, NULL, flusher, b) != 0) {
-		pc__lock_destroy(&b->lock);
-		pc__lock_destroy(&b->wake_mtx);
-		pthread_cond_destroy(&b->wake_cond);
-		pthread_cond_destroy(&b->done_cond);
-		pc__lock_destroy(&b->bw_lock);
-		throttle_fini(b);
-		free(b);
+		bdi_free(b);
 		b = NULL;
 		goto out;
 	}
@@ -583,18 +577,6 @@ void pc__bdis_fini(struct pc_cache *c)
 		struct pc_bdi *b = c->bdis;
 
 		c->bdis = b->next;
-		pc__lock(&b->wake_mtx);
-		atomic_store(&b->stop, true);
-		pthread_cond_signal(&b->wake_cond);
-		pc__unlock(&b->wake_mtx);
-		if (b->started)
-			pthread_join(b->thread, NULL);
-		pc__lock_destroy(&b->lock);
-		pc__lock_destroy(&b->wake_mtx);
-		pthread_cond_destroy(&b->wake_cond);
-		pthread_cond_destroy(&b->done_cond);
-		pc__lock_destroy(&b->bw_lock);
-		throttle_fini(b);
-		free(b);
+		bdi_free(b);
 	}
 }

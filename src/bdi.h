@@ -19,7 +19,8 @@ struct pc_bdi {
 	 */
 	_Atomic bool stable_writes;
 	struct pc_lock lock;
-	struct pc_mapping *dirty_head, *dirty_tail;	/* lock; oldest first */
+	struct pc_list dirty;		/* lock; of pc_mapping (dirty_link),
+					   oldest first */
 	struct pc_lock wake_mtx;
 	pthread_cond_t wake_cond;
 	pthread_cond_t done_cond;	/* a writeback pass finished */
@@ -54,6 +55,15 @@ struct pc_bdi {
 	uint64_t throttle_gen;		/* throttle_mtx: bumped at each wake */
 	_Atomic int throttled;		/* writers asleep in the throttle */
 };
+
+/*
+ * A bandwidth's decaying average: 7/8 the old estimate, 1/8 the sample
+ * (write_bw when it falls, read_bw always).
+ */
+static inline uint64_t pc_bw_decay(uint64_t old, uint64_t sample)
+{
+	return (old * 7 + sample) / 8;
+}
 
 #define PC_WB_BACKGROUND 0x1
 #define PC_WB_RECLAIM 0x2

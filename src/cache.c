@@ -140,21 +140,19 @@ static int parse_bool(const char *v, bool *out)
 	return -EINVAL;
 }
 
-/* A value among @names (its position), or a boolean: off = 0, on = @on. */
-static int parse_choice(const char *v, const char *const *names, int on,
-			int *out)
+/*
+ * A value among @names: its position (the mode's enum value), or a
+ * boolean: off = 0, on = @on.  -EINVAL for anything else.
+ */
+static int parse_choice(const char *v, const char *const *names, int on)
 {
 	bool b;
 
 	for (int i = 0; names[i]; i++)
-		if (!strcmp(v, names[i])) {
-			*out = i;
-			return 0;
-		}
-	if (parse_bool(v, &b) == 0) {
-		*out = b ? on : 0;
-		return 0;
-	}
+		if (!strcmp(v, names[i]))
+			return i;
+	if (parse_bool(v, &b) == 0)
+		return b ? on : 0;
 	return -EINVAL;
 }
 
@@ -165,8 +163,8 @@ static void config_defaults(struct pc_config *cfg)
 	cfg->nodes = 1;
 	strcpy(cfg->io, "uring");
 	cfg->ra_max_pages = PC_RA_MAX_AUTO;	/* 2 MiB or less: see readahead.c */
-	cfg->batch_remove = 2;			/* sorted */
-	cfg->contention_backoff = 0;
+	cfg->batch_remove = PC_REMOVE_SORTED;
+	cfg->contention_backoff = PC_BACKOFF_OFF;
 	cfg->node_reclaim = true;
 	cfg->mapping_sticky = false;
 	cfg->dirty_spread = false;
@@ -174,7 +172,7 @@ static void config_defaults(struct pc_config *cfg)
 	cfg->single_marker = true;
 	cfg->waiters_bit = true;
 	cfg->kswapd = true;
-	cfg->stickiness = 1;
+	cfg->stickiness = PC_STICKY_AUTO;
 	cfg->dirty_ratio = 20;
 	cfg->dirty_background_ratio = 10;
 	cfg->dirty_expire_ms = 30000;
@@ -186,9 +184,15 @@ static void config_defaults(struct pc_config *cfg)
 
 static int config_set(struct pc_config *cfg, const char *k, const char *v)
 {
-	static const char *const removal[] = { "off", "on", "sorted", NULL };
-	static const char *const backoff[] = { "off", "sleepy", "blunt", NULL };
-	static const char *const sticky[] = { "off", "auto", "always", NULL };
+	static const char *const removal[] = {
+		[PC_REMOVE_OFF] = "off", [PC_REMOVE_ON] = "on",
+		[PC_REMOVE_SORTED] = "sorted", NULL };
+	static const char *const backoff[] = {
+		[PC_BACKOFF_OFF] = "off", [PC_BACKOFF_SLEEPY] = "sleepy",
+		[PC_BACKOFF_BLUNT] = "blunt", NULL };
+	static const char *const sticky[] = {
+		[PC_STICKY_OFF] = "off", [PC_STICKY_AUTO] = "auto",
+		[PC_STICKY_ALWAYS] = "always", NULL };
 	uint64_t sz;
 	unsigned u;
 	int r = 0;
@@ -218,9 +222,15 @@ static int config_set(struct pc_config *cfg, const char *k, const char *v)
 			return -EINVAL;
 		cfg->ra_max_pages = sz >> PC_PAGE_SHIFT;
 	} else if (!strcmp(k, "reclaim.batch_remove")) {
-		return parse_choice(v, removal, 1, &cfg->batch_remove);
+		if ((r = parse_choice(v, removal, PC_REMOVE_ON)) < 0)
+			return r;
+		cfg->batch_remove = (enum pc_batch_remove)r;
+		return 0;
 	} else if (!strcmp(k, "reclaim.contention_backoff")) {
-		return parse_choice(v, backoff, 1, &cfg->contention_backoff);
+		if ((r = parse_choice(v, backoff, PC_BACKOFF_SLEEPY)) < 0)
+			return r;
+		cfg->contention_backoff = (enum pc_contention_backoff)r;
+		return 0;
 	} else if (!strcmp(k, "reclaim.kswapd")) {
 		return parse_bool(v, &cfg->kswapd);
 	} else if (!strcmp(k, "numa.node_reclaim")) {
@@ -246,7 +256,10 @@ static int config_set(struct pc_config *cfg, const char *k, const char *v)
 	} else if (!strcmp(k, "page.waiters_bit")) {
 		return parse_bool(v, &cfg->waiters_bit);
 	} else if (!strcmp(k, "cache.stickiness")) {
-		return parse_choice(v, sticky, 1, &cfg->stickiness);
+		if ((r = parse_choice(v, sticky, PC_STICKY_AUTO)) < 0)
+			return r;
+		cfg->stickiness = (enum pc_stickiness)r;
+		return 0;
 	} else if (!strcmp(k, "writeback.dirty_ratio")) {
 		if ((r = parse_uint(v, 100, &u)) || u == 0)
 			return -EINVAL;

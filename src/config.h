@@ -9,6 +9,23 @@
 
 #define PC_RA_MAX_AUTO UINT64_MAX	/* readahead.max not set (readahead.c) */
 
+/* The modes of three keys, in the order of their names (cache.c). */
+enum pc_batch_remove {		/* reclaim.batch_remove (vmscan.c) */
+	PC_REMOVE_OFF,		/* one tree-lock hold per page: vanilla */
+	PC_REMOVE_ON,		/* runs of consecutive pages of a mapping */
+	PC_REMOVE_SORTED,	/* the batch sorted by mapping first */
+};
+enum pc_contention_backoff {	/* reclaim.contention_backoff (vmscan.c) */
+	PC_BACKOFF_OFF,
+	PC_BACKOFF_SLEEPY,	/* wait for a reclaimer's progress, 10 ms */
+	PC_BACKOFF_BLUNT,	/* all but one kswapd stall */
+};
+enum pc_stickiness {		/* cache.stickiness (dropbehind.c) */
+	PC_STICKY_OFF,		/* stream pages cached like any */
+	PC_STICKY_AUTO,		/* use-once on fast devices */
+	PC_STICKY_ALWAYS,	/* use-once, and dropped at once */
+};
+
 struct pc_config {
 	uint64_t memory;		/* bytes: the starting budget */
 	uint64_t memory_max;		/* bytes: largest budget (resize); 0:
@@ -16,8 +33,8 @@ struct pc_config {
 	int nodes;			/* 0 = auto */
 	char io[16];
 	uint64_t ra_max_pages;		/* readahead.max; PC_RA_MAX_AUTO: unset */
-	int batch_remove;		/* 0 off, 1 on, 2 sorted */
-	int contention_backoff;		/* 0 off, 1 sleepy, 2 blunt */
+	enum pc_batch_remove batch_remove;
+	enum pc_contention_backoff contention_backoff;
 	bool node_reclaim;
 	bool mapping_sticky;
 	bool dirty_spread;
@@ -26,7 +43,7 @@ struct pc_config {
 	bool waiters_bit;
 	bool numa_balancing;
 	bool kswapd;			/* reclaim.kswapd: background reclaim */
-	int stickiness;			/* cache.stickiness: 0 off, 1 auto, 2 always */
+	enum pc_stickiness stickiness;
 	unsigned dirty_ratio;		/* percent of dirtyable memory */
 	unsigned dirty_background_ratio;
 	uint64_t dirty_bytes;		/* overrides the ratio when set */

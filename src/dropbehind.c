@@ -81,7 +81,7 @@ void pc__ra_account_read(struct pc_mapping *m, uint64_t bytes, uint64_t ns)
 		return;
 	bw = bytes * 1000000000ull / ns;
 	old = atomic_load_explicit(&b->read_bw, memory_order_relaxed);
-	atomic_store_explicit(&b->read_bw, old ? (old * 7 + bw) / 8 : bw,
+	atomic_store_explicit(&b->read_bw, old ? pc_bw_decay(old, bw) : bw,
 			      memory_order_relaxed);
 }
 
@@ -100,9 +100,9 @@ static bool device_fast(struct pc_mapping *m, bool read)
 
 bool pc__stream_use_once(struct pc_mapping *m, bool read)
 {
-	int s = m->cache->cfg.stickiness;
+	enum pc_stickiness s = m->cache->cfg.stickiness;
 
-	return s == 2 || (s == 1 && device_fast(m, read));
+	return s == PC_STICKY_ALWAYS || (s == PC_STICKY_AUTO && device_fast(m, read));
 }
 
 bool pc__stream_dropbehind(struct pc_mapping *m)
@@ -368,7 +368,7 @@ static bool drop_now(struct pc_file *f, struct pc_page *p)
 	struct pc_cache *c = f->cache;
 	struct pc_node *n = page_node(c, p);
 
-	return c->cfg.stickiness == 2 ||
+	return c->cfg.stickiness == PC_STICKY_ALWAYS ||
 	       node_free(n) < use_once_floor(n, f->ra.max) ||
 	       pc__memory_tight(c);
 }

@@ -200,13 +200,7 @@ void pc__mapping_put(struct pc_mapping *m)
 /* Onto the list of closed mappings, newest last; c->mappings_lock held. */
 static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
 {
-	m->closed_next = NULL;
-	m->closed_prev = c->closed_tail;
-	if (c->closed_tail)
-		c->closed_tail->closed_next = m;
-	else
-		c->closed_head = m;
-	c->closed_tail = m;
+	pc_list_add_tail(&c->closed, &m->closed_link);
 	m->on_closed_list = true;
 	c->nr_closed++;
 	if (m->fd >= 0)
@@ -220,15 +214,7 @@ static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
 		return;
 	if (m->fd >= 0)
 		c->nr_closed_fds--;
-	if (m->closed_prev)
-		m->closed_prev->closed_next = m->closed_next;
-	else
-		c->closed_head = m->closed_next;
-	if (m->closed_next)
-		m->closed_next->closed_prev = m->closed_prev;
-	else
-		c->closed_tail = m->closed_prev;
-	m->closed_prev = m->closed_next = NULL;
+	pc_list_del(&c->closed, &m->closed_link);
 	m->on_closed_list = false;
 	c->nr_closed--;
 }
@@ -428,10 +414,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f->flags = flags;
 	pc__lock_init(&f->ra_lock, NULL, PC_RANK_RA, -1);
 	pc__ra_init(f);
-	f->next = c->files;
-	if (c->files)
-		c->files->prev = f;
-	c->files = f;
+	pc_list_add_head(&c->files, &f->link);
 	pc__unlock(&c->mappings_lock);
 	if (mfd >= 0)
 		close(mfd);	/* another opener gave it one first */
@@ -506,7 +489,7 @@ static void evict_closed(struct pc_cache *c)
 	int puts = 0;
 
 	pc__lock(&c->mappings_lock);
-	m = c->nr_closed > MAX_CLOSED ? c->closed_head : NULL;
+	m = c->nr_closed > MAX_CLOSED ? closed_first(c) : NULL;
 	if (m && (atomic_load(&m->nr_dirty) || atomic_load(&m->nr_writeback)) &&
 	    pc__mapping_tryget(m)) {
 		closed_del_locked(c, m);	/* to the end: others first */
@@ -540,12 +523,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	pc__dropbehind_flush(f);
 	r = pc__errseq_check_advance(m, &f->err_cursor);
 	pc__lock(&c->mappings_lock);
-	if (f->prev)
-		f->prev->next = f->next;
-	else
-		c->files = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
+	pc_list_del(&c->files, &f->link);
 	last = --m->nr_open == 0;
 	if (last && m->unlinked && !m->dead) {
 		table_remove_locked(c, m);
@@ -696,7 +674,7 @@ int pc__mappings_shutdown(struct pc_cache *c)
 		struct pc_file *f;
 
 		pc__lock(&c->mappings_lock);
-		f = c->files;
+		f = pc_list_first_entry(&c->files, struct pc_file, link);
 		pc__unlock(&c->mappings_lock);
 		if (!f)
 			break;

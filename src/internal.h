@@ -36,6 +36,7 @@
 
 #include "base.h"
 #include "config.h"
+#include "list.h"
 #include "lock.h"
 #include "page.h"
 #include "pagewait.h"
@@ -153,13 +154,13 @@ struct pc_mapping {
 	_Atomic uint64_t stream_pos[PC_RA_STREAMS];
 
 	/* bdi->lock */
-	struct pc_mapping *dirty_prev, *dirty_next;
+	struct pc_link dirty_link;	/* on b->dirty */
 	_Atomic bool on_dirty_list;
 	uint64_t dirtied_ns;
 
 	/* c->mappings_lock */
 	struct pc_mapping *hash_next;
-	struct pc_mapping *closed_prev, *closed_next;	/* closed, cached */
+	struct pc_link closed_link;	/* on c->closed: closed, cached */
 	bool on_closed_list;
 	int nr_open;
 	_Atomic int refs;		/* table + files + transient (flusher) */
@@ -193,7 +194,7 @@ struct pc_file {
 	_Atomic int advice;		/* POSIX_FADV_* of the whole file */
 	_Atomic uint64_t wnext;		/* write stream detection */
 	_Atomic uint64_t wrun;		/* pages written sequentially */
-	struct pc_file *prev, *next;	/* c->files, c->mappings_lock */
+	struct pc_link link;		/* on c->files, c->mappings_lock */
 };
 
 /* Per-thread, per-cache context (cache.c): node, LRU batches. */
@@ -250,8 +251,9 @@ struct pc_cache {
 	struct pc_lock mappings_lock;
 	struct pc_mapping **hash;	/* mappings_lock */
 	unsigned hash_size;
-	struct pc_mapping *closed_head, *closed_tail;	/* mappings_lock */
-	struct pc_file *files;		/* mappings_lock: open files */
+	struct pc_list closed;		/* mappings_lock: of pc_mapping
+					   (closed_link), oldest first */
+	struct pc_list files;		/* mappings_lock: open pc_files */
 	unsigned nr_closed;		/* mappings_lock */
 	unsigned nr_closed_fds;		/* mappings_lock: closed, holding fds */
 	unsigned nr_mappings;		/* mappings_lock */
@@ -301,6 +303,15 @@ static inline struct pc_node *page_node(struct pc_cache *c,
 					const struct pc_page *p)
 {
 	return &c->nodes[page_pfn(c, p) / c->frames_per_node];
+}
+/* c->closed, oldest first: the first closed mapping, the next one. */
+static inline struct pc_mapping *closed_first(struct pc_cache *c)
+{
+	return pc_list_first_entry(&c->closed, struct pc_mapping, closed_link);
+}
+static inline struct pc_mapping *closed_next(struct pc_mapping *m)
+{
+	return pc_list_next_entry(m, struct pc_mapping, closed_link);
 }
 /* The low and high marks in force: the fixed ones plus the boost. */
 static inline uint64_t node_wmark_low(struct pc_node *n)

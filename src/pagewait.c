@@ -9,14 +9,14 @@
  *   struct pc_pagewait                     waiters, each on its own
  *   ┌──────────────────────────────┐       thread's stack
  *   │ waiters_bit (policy, r/o)    │
- *   │ q[0]   lock head tail ───────┼──► {page A, PG_locked, excl} ◄─► {page B,
- *   │ q[1]   lock head tail        │     state (futex word)}          PG_writeback}
+ *   │ q[0]   lock waiters ─────────┼──► {page A, PG_locked, excl} ◄─► {page B,
+ *   │ q[1]   lock waiters          │     state (futex word)}          PG_writeback}
  *   │  ...   lookups wakeups       │
  *   │ q[255]                       │     q[hash(page address)]: several pages
  *   └──────────────────────────────┘     share a queue; a waiter names its page
  *
  * Protection:
- *   q->lock        the queue's list (head, tail, the waiters' links), and
+ *   q->lock        the queue's list (q->waiters, the waiters' links), and
  *                  every change of PG_waiters: it is set by a waiter after it
  *                  queued itself and cleared only when no waiter of that page
  *                  is left in the queue.  The lock is a leaf: nothing is
@@ -110,7 +110,7 @@ struct pc_waiter {
 	int bit;			/* PG_locked or PG_writeback */
 	bool exclusive;			/* wants PG_locked handed to it */
 	_Atomic uint32_t state;		/* W_*; the futex word */
-	struct pc_waiter *prev, *next;	/* q->lock */
+	struct pc_link link;		/* on q->waiters: q->lock */
 };
 
 static struct pc_waitq *page_waitq(struct pc_pagewait *w,
@@ -123,39 +123,27 @@ static struct pc_waitq *page_waitq(struct pc_pagewait *w,
 }
 
 /* ------------------------------------------------------------------ */
-/* The queue: a doubly linked FIFO under q->lock.                      */
+/* The queue: a doubly linked FIFO (list.h) under q->lock.             */
+
+#define waiter_of(l) pc_list_entry(l, struct pc_waiter, link)
 
 static void waitq_add_tail_locked(struct pc_waitq *q, struct pc_waiter *x)
 {
 	PC_ASSERT_HELD(&q->lock);
-	x->next = NULL;
-	x->prev = q->tail;
-	if (q->tail)
-		q->tail->next = x;
-	else
-		q->head = x;
-	q->tail = x;
+	pc_list_add_tail(&q->waiters, &x->link);
 }
 
 static void waitq_del_locked(struct pc_waitq *q, struct pc_waiter *x)
 {
 	PC_ASSERT_HELD(&q->lock);
-	if (x->prev)
-		x->prev->next = x->next;
-	else
-		q->head = x->next;
-	if (x->next)
-		x->next->prev = x->prev;
-	else
-		q->tail = x->prev;
-	x->prev = x->next = NULL;
+	pc_list_del(&q->waiters, &x->link);
 }
 
 static bool waitq_has_page_locked(const struct pc_waitq *q,
 				  const struct pc_page *p)
 {
-	for (const struct pc_waiter *x = q->head; x; x = x->next)
-		if (x->page == p)
+	for (const struct pc_link *l = q->waiters.head; l; l = l->next)
+		if (waiter_of(l)->page == p)
 			return true;
 	return false;
 }
@@ -249,14 +237,17 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 {
 	struct pc_waitq *q = page_waitq(w, p);
-	struct pc_waiter *x, *next, *wake = NULL, **wake_tail = &wake;
+	struct pc_list wake = { NULL, NULL };
+	struct pc_link *l, *next;
 	bool handed = false, others = false;
 	uint64_t n = 0;
 
 	pc__lock(&q->lock);
 	atomic_fetch_add_explicit(&q->lookups, 1, memory_order_relaxed);
-	for (x = q->head; x; x = next) {
-		next = x->next;
+	for (l = q->waiters.head; l; l = next) {
+		struct pc_waiter *x = waiter_of(l);
+
+		next = l->next;
 		if (x->page != p)
 			continue;
 		if (x->bit != bit) {
@@ -272,8 +263,7 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 			handed = true;
 		}
 		waitq_del_locked(q, x);
-		*wake_tail = x;		/* x->next is NULL after the del */
-		wake_tail = &x->next;
+		pc_list_add_tail(&wake, &x->link);	/* ours now */
 		n++;
 	}
 	if (!others && page_test(p, PG_waiters))
@@ -282,9 +272,9 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 		atomic_fetch_add_explicit(&q->wakeups, n, memory_order_relaxed);
 	pc__unlock(&q->lock);
 
-	for (x = wake; x; x = next) {
-		next = x->next;	/* read before DONE: x may vanish after */
-		waiter_wake(x);
+	for (l = wake.head; l; l = next) {
+		next = l->next;	/* read before DONE: the waiter may vanish after */
+		waiter_wake(waiter_of(l));
 	}
 }
 
@@ -298,7 +288,7 @@ void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
 		struct pc_waitq *q = &w->q[i];
 
 		pc__lock_init(&q->lock, NULL, PC_RANK_WAITQ, -1);
-		q->head = q->tail = NULL;
+		q->waiters.head = q->waiters.tail = NULL;
 		atomic_init(&q->lookups, 0);
 		atomic_init(&q->wakeups, 0);
 	}
@@ -308,7 +298,7 @@ void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
 void pc__pagewait_fini(struct pc_pagewait *w)
 {
 	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
-		PC_ASSERT(w->q[i].head == NULL && w->q[i].tail == NULL);
+		PC_ASSERT(pc_list_empty(&w->q[i].waiters));
 		pc__lock_destroy(&w->q[i].lock);
 	}
 }

@@ -6,6 +6,7 @@
 #define PC_PAGEWAIT_H
 
 #include "base.h"
+#include "list.h"
 #include "lock.h"
 #include "page.h"
 
@@ -22,7 +23,7 @@
 struct pc_waiter;
 struct pc_waitq {
 	struct pc_lock lock;
-	struct pc_waiter *head, *tail;
+	struct pc_list waiters;		/* of struct pc_waiter, FIFO */
 	_Atomic uint64_t lookups;	/* times this queue was searched */
 	_Atomic uint64_t wakeups;	/* waiters woken */
 } __attribute__((aligned(64)));

@@ -575,7 +575,7 @@ static void header_note(struct pc_cache *c, char *buf, size_t len)
 		 "readahead.single_marker=%d page.waiters_bit=%d",
 		 (unsigned long long)g->memory, c->nr_nodes,
 		 g->io[0] ? g->io : "default", g->deferred_activation,
-		 g->batch_remove, g->stickiness, g->single_marker,
+		 (int)g->batch_remove, (int)g->stickiness, g->single_marker,
 		 g->waiters_bit);
 }
 

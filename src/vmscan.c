@@ -104,9 +104,6 @@
 #define BLUNT_QUIET_NS (10ull * 1000 * 1000)	/* contention "now" */
 #define BLUNT_MAX_STALL_NS (100ull * 1000 * 1000)	/* HZ/10 */
 
-enum { BACKOFF_OFF, BACKOFF_SLEEPY, BACKOFF_BLUNT };
-enum { REMOVE_OFF, REMOVE_ON, REMOVE_SORTED };
-
 struct scan_control {
 	struct pc_node *node;
 	bool kswapd;
@@ -154,15 +151,19 @@ static void reclaim_progress(struct pc_node *n, unsigned long freed)
 	pc__unlock(&n->kswapd_mtx);
 }
 
-static void shrink_active(struct pc_cache *c, struct pc_node *n,
-			  unsigned long nr)
+/*
+ * Take up to @nr pages from the tail of @n's list @lru into @pages, each
+ * with a reference, off the list and PG_lru cleared; returns how many.  A
+ * page whose count is 0 is being freed by its last user: left to it.
+ */
+static unsigned isolate_lru_locked(struct pc_cache *c, struct pc_node *n,
+				   enum pc_lru_list lru, struct pc_page **pages,
+				   unsigned long nr)
 {
-	struct pc_page *batch[PC_RECLAIM_BATCH];
-	unsigned count = 0, moved = 0;
+	uint32_t pfn = n->lru[lru].tail;
+	unsigned count = 0;
 
-	nr = pc_min(nr, PC_RECLAIM_BATCH);
-	pc__lock(&n->lru_lock);
-	uint32_t pfn = n->lru[PC_LRU_ACTIVE].tail;
+	PC_ASSERT_HELD(&n->lru_lock);
 	while (pfn != PC_NO_PFN && count < nr) {
 		struct pc_page *p = pfn_page(c, pfn);
 
@@ -171,8 +172,20 @@ static void shrink_active(struct pc_cache *c, struct pc_node *n,
 			continue;
 		page_clear(p, PG_lru);
 		pc__lru_del_locked(n, p);
-		batch[count++] = p;
+		pages[count++] = p;
 	}
+	return count;
+}
+
+static void shrink_active(struct pc_cache *c, struct pc_node *n,
+			  unsigned long nr)
+{
+	struct pc_page *batch[PC_RECLAIM_BATCH];
+	unsigned count, moved = 0;
+
+	nr = pc_min(nr, PC_RECLAIM_BATCH);
+	pc__lock(&n->lru_lock);
+	count = isolate_lru_locked(c, n, PC_LRU_ACTIVE, batch, nr);
 	pc__add(c, n->id, pgrefill, count);
 	for (unsigned i = 0; i < count; i++) {
 		struct pc_page *p = batch[i];
@@ -227,15 +240,15 @@ static void sleepy_wait(struct pc_cache *c, struct pc_node *n)
 static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
 			   struct scan_control *sc)
 {
-	int backoff = c->cfg.contention_backoff;
+	enum pc_contention_backoff backoff = c->cfg.contention_backoff;
 
 	if (pc__trylock(&m->tree_lock))
 		return;
 	sc->contended = true;
 	pc__inc(c, sc->node->id, reclaim_tree_contended);
-	if (backoff == BACKOFF_SLEEPY) {
+	if (backoff == PC_BACKOFF_SLEEPY) {
 		sleepy_wait(c, sc->node);
-	} else if (backoff == BACKOFF_BLUNT && sc->kswapd) {
+	} else if (backoff == PC_BACKOFF_BLUNT && sc->kswapd) {
 		int none = -1;
 
 		atomic_compare_exchange_strong(&c->blunt_owner, &none,
@@ -243,7 +256,7 @@ static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
 		atomic_store(&c->tree_contended_ns, pc__clock(c));
 	}
 	pc__lock(&m->tree_lock);
-	if (backoff == BACKOFF_BLUNT && sc->kswapd)
+	if (backoff == PC_BACKOFF_BLUNT && sc->kswapd)
 		atomic_store(&c->tree_contended_ns, pc__clock(c));
 }
 
@@ -275,15 +288,15 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 			     struct scan_control *sc)
 {
 	unsigned done = 0;
-	int mode = c->cfg.batch_remove;
+	enum pc_batch_remove mode = c->cfg.batch_remove;
 
-	if (mode == REMOVE_SORTED)
+	if (mode == PC_REMOVE_SORTED)
 		qsort(pages, nr, sizeof(*pages), cmp_mapping);
 	for (unsigned i = 0; i < nr;) {
 		struct pc_mapping *m = page_mapping(pages[i]);
 		unsigned j = i + 1;
 
-		if (mode != REMOVE_OFF)
+		if (mode != PC_REMOVE_OFF)
 			while (j < nr && page_mapping(pages[j]) == m)
 				j++;
 		take_tree_lock(c, m, sc);
@@ -327,22 +340,12 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	struct pc_page *iso[PC_RECLAIM_BATCH], *keep[PC_RECLAIM_BATCH];
 	struct pc_page *clean[PC_RECLAIM_BATCH];
 	bool removed[PC_RECLAIM_BATCH];
-	unsigned count = 0, nkeep = 0, nclean = 0, freed = 0;
+	unsigned count, nkeep = 0, nclean = 0, freed = 0;
 	bool wake_flusher = false;
 
 	nr = pc_min(nr, PC_RECLAIM_BATCH);
 	pc__lock(&n->lru_lock);
-	uint32_t pfn = n->lru[PC_LRU_INACTIVE].tail;
-	while (pfn != PC_NO_PFN && count < nr) {
-		struct pc_page *p = pfn_page(c, pfn);
-
-		pfn = p->lru_prev;
-		if (!page_get_unless_zero(p))
-			continue;	/* being freed by its last user */
-		page_clear(p, PG_lru);
-		pc__lru_del_locked(n, p);
-		iso[count++] = p;
-	}
+	count = isolate_lru_locked(c, n, PC_LRU_INACTIVE, iso, nr);
 	pc__unlock(&n->lru_lock);
 	sc->nr_scanned += count;
 	if (sc->kswapd)
@@ -578,7 +581,7 @@ static bool blunt_stall(struct pc_cache *c, struct pc_node *n)
 	int owner;
 	bool stalled = false;
 
-	if (c->cfg.contention_backoff != BACKOFF_BLUNT)
+	if (c->cfg.contention_backoff != PC_BACKOFF_BLUNT)
 		return false;
 	start = now = pc__clock(c);
 	for (;;) {

@@ -356,7 +356,8 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		/* Use-once stream pages go at once only when memory is
 		 * tight; with room to spare they stay cached (inactive). */
 		bool drop = !err && page_test(p, PG_dropbehind) &&
-			    (c->cfg.stickiness == 2 || pc__memory_tight(c));
+			    (c->cfg.stickiness == PC_STICKY_ALWAYS ||
+			     pc__memory_tight(c));
 
 		pc__end_page_writeback(c, p);
 		if (drop && pc__trylock_page(p)) {

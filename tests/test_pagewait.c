@@ -52,7 +52,7 @@ static int busy_queue(void)
 
 	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
 		pc__lock(&pw.q[i].lock);
-		if (pw.q[i].head) {
+		if (pw.q[i].waiters.head) {
 			assert_int_equal(found, -1);
 			found = (int)i;
 		}
@@ -68,7 +68,8 @@ static void wait_for_two(int qi)
 
 	for (int i = 0; i < 20000 && !two; i++) {
 		pc__lock(&pw.q[qi].lock);
-		two = pw.q[qi].head && pw.q[qi].head != pw.q[qi].tail;
+		two = pw.q[qi].waiters.head &&
+		      pw.q[qi].waiters.head != pw.q[qi].waiters.tail;
 		pc__unlock(&pw.q[qi].lock);
 		if (!two)
 			sleep_ms(1);
