@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "backing.h"
 #include "bdi.h"
 
 #define FD_BUDGET_MIN 16

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "backing.h"
 
 /* ------------------------------------------------------------------ */
 /* What the cache last wrote or saw.                                   */

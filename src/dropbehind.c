@@ -56,6 +56,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "node.h"
 #include "bdi.h"
 #include "pagewait.h"
 #include "readahead.h"

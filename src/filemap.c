@@ -54,6 +54,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "node.h"
 #include "io.h"
 #include "pagewait.h"
 #include "readahead.h"

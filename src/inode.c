@@ -53,6 +53,7 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "backing.h"
 #include "bdi.h"
 #include "pagewait.h"
 #include "readahead.h"

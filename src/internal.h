@@ -2,7 +2,7 @@
  * internal.h - the object graph of the library and the prototypes its
  * core files share.
  *
- * The objects (DESIGN.md, "Data structures"):
+ * The objects (docs/design.md, "Data structures"):
  *
  *   pc_cache ─┬─ nodes[]   budget slices: frames, free list, LRU, kswapd
  *             ├─ pages[]   one struct pc_page per frame (page.h)
@@ -17,17 +17,23 @@
  * The other headers, one concept each.  internal.h includes these, whose
  * types the objects embed:
  *   base.h       PC_ASSERT, pc_min/pc_max, PC_EXPORT, the clocks
- *   lock.h       the ranked lock and the whole lock order
+ *   lock.h       the ranked locks and the whole lock order
  *   vmstat.h     the counters
- *   config.h     struct pc_config
+ *   config.h     struct pc_config and the policies' modes
+ *   list.h       the doubly linked list
  *   page.h       struct pc_page, its flags and reference count
  *   tree.h       the radix tree (mapping.c, a leaf)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
  * and these only the files that use them include:
- *   io.h         the I/O backends and fault rules (io*.c, leaves)
+ *   node.h       struct pc_node: a node's frames, LRU lists, reclaim
  *   bdi.h        struct pc_bdi: per-device dirty lists, flusher, throttle
  *   readahead.h  readahead windows, streams, use-once pages (dropbehind.c)
+ *   backing.h    the mappings' descriptors, coherence with the kernel
  *   tracepoint.h the trace events the core emits (trace.c)
+ *   trace_fmt.h  the trace file's format (shared with tools/trace)
+ *   io.h         the I/O backends and fault rules (io*.c, leaves)
+ *   arena.h      huge-page arenas of tree nodes (arena.c, a leaf)
+ *   numa_topology.h  the machine's NUMA nodes (numa.c)
  * The leaves include their own header only (and through it base.h): they
  * cannot call into the core, and the compiler keeps it so.
  */
@@ -58,62 +64,6 @@ struct pc_bdi;
 struct pc_io;
 struct pc_io_ops;
 
-enum pc_lru_list { PC_LRU_INACTIVE, PC_LRU_ACTIVE, PC_NR_LRU };
-
-struct pc_lru {
-	uint32_t head, tail;		/* frame numbers; head = most recent */
-	_Atomic uint64_t nr;		/* written under lru_lock */
-};
-
-/* Frames a node takes from never-used memory at a time: 2 MiB of data. */
-#define PC_FRAME_STEP 512u
-#define PC_MIN_NODE_FRAMES 16	/* the smallest share of the budget */
-
-struct pc_arena;
-
-struct pc_node {
-	int id;
-	struct pc_cache *cache;
-	uint32_t first_pfn;		/* read-only: span c->frames_per_node */
-	/* The node's share of the budget, and the watermarks made from it:
-	 * written under free_lock (create, resize.c), read without it. */
-	_Atomic uint32_t nr_frames;
-	_Atomic uint64_t wmark_min, wmark_low, wmark_high;
-
-	struct pc_lock free_lock;
-	uint32_t free_head;		/* free_lock; linked through lru_next */
-	_Atomic uint32_t hw;		/* written under free_lock: frames
-					   [0, hw) of the span initialized */
-	_Atomic uint64_t nr_free;	/* written under free_lock: free-listed
-					   and never-used frames of the share */
-	_Atomic uint64_t nr_retiring;	/* free_lock: frames above the share
-					   still in use (a shrink, resize.c) */
-	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
-
-	struct pc_lock lru_lock;
-	struct pc_lru lru[PC_NR_LRU];	/* lru_lock */
-
-	_Atomic uint64_t nonresident_age;	/* workingset clock */
-	_Atomic uint64_t dirty_pages;	/* pages dirty on this node */
-
-	/* kswapd: kswapd_mtx */
-	pthread_t kswapd;
-	bool kswapd_started;
-	struct pc_lock kswapd_mtx;
-	pthread_cond_t kswapd_cond;	/* kswapd sleeps here */
-	pthread_cond_t alloc_cond;	/* allocators wait for progress */
-	bool kswapd_wake;
-	uint64_t wake_free;		/* nr_free when that wake was sent */
-	_Atomic bool stop;
-	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
-	_Atomic int kswapd_active;
-	/*
-	 * Pages added to low (twice that to high) while direct reclaim keeps
-	 * happening (vmscan.c): kswapd starts earlier and stops later.
-	 * Atomic, read without a lock.
-	 */
-	_Atomic uint64_t wmark_boost;
-};
 
 struct pc_mapping {
 	struct pc_cache *cache;		/* read-only */
@@ -299,11 +249,6 @@ static inline void *page_data(struct pc_cache *c, const struct pc_page *p)
 	(void)c;
 	return p->data;
 }
-static inline struct pc_node *page_node(struct pc_cache *c,
-					const struct pc_page *p)
-{
-	return &c->nodes[page_pfn(c, p) / c->frames_per_node];
-}
 /* c->closed, oldest first: the first closed mapping, the next one. */
 static inline struct pc_mapping *closed_first(struct pc_cache *c)
 {
@@ -312,17 +257,6 @@ static inline struct pc_mapping *closed_first(struct pc_cache *c)
 static inline struct pc_mapping *closed_next(struct pc_mapping *m)
 {
 	return pc_list_next_entry(m, struct pc_mapping, closed_link);
-}
-/* The low and high marks in force: the fixed ones plus the boost. */
-static inline uint64_t node_wmark_low(struct pc_node *n)
-{
-	return n->wmark_low + atomic_load_explicit(&n->wmark_boost,
-						   memory_order_relaxed);
-}
-static inline uint64_t node_wmark_high(struct pc_node *n)
-{
-	return n->wmark_high + 2 * atomic_load_explicit(&n->wmark_boost,
-							memory_order_relaxed);
 }
 
 /*
@@ -350,11 +284,8 @@ struct pc_tctx *pc__tctx(struct pc_cache *c);
 void pc__tctx_drain_all(struct pc_cache *c);
 struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
 
-/* node.c: frames, free lists, watermarks, allocation. */
-int pc__nodes_init(struct pc_cache *c);
-void pc__nodes_fini(struct pc_cache *c);
-/* Set @n's watermarks from its nr_frames; free_lock (or create). */
-void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/* node.c: pages (node.h has the nodes). */
+struct pc_arena;
 /* The tree-node arena of the calling thread's node. */
 struct pc_arena *pc__node_arena(struct pc_cache *c);
 /*
@@ -369,8 +300,6 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
 /* The same for @nr frames: one free-lock hold per run of one node. */
 void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr);
-/* A frame of node @nid only if it stays above its low mark; never reclaims. */
-struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 /* Drop a reference; the last one frees the frame (off the LRU first). */
 void pc__put_page(struct pc_cache *c, struct pc_page *p);
 /* The last reference is gone: off the LRU, back to the free list. */
@@ -394,39 +323,17 @@ static inline void pc__page_sanity(struct pc_cache *c, struct pc_page *p,
 }
 #endif
 
-/* lru.c */
+/* lru.c (the _locked list operations: node.h) */
 void pc__lru_add(struct pc_cache *c, struct pc_page *p);	/* takes a ref */
 void pc__mark_accessed(struct pc_cache *c, struct pc_page *p);
 void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t);
-void pc__lru_del_locked(struct pc_node *n, struct pc_page *p);
-void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail);
 /* Put a page under writeback with PG_reclaim at its inactive list's tail. */
 void pc__lru_rotate_reclaimable(struct pc_cache *c, struct pc_page *p);
 void pc__deactivate_page(struct pc_cache *c, struct pc_page *p);
 
-/* vmscan.c */
+/* vmscan.c (reclaim of one node: node.h) */
 int pc__kswapd_start(struct pc_cache *c);
 void pc__kswapd_stop(struct pc_cache *c);
-void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
-/*
- * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
- * many of the pages it looked at will become reclaimable without their
- * users' help (dirty, under writeback, locked for I/O) as opposed to
- * pinned: the allocator waits longer for those.
- */
-unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
-				 unsigned long *busy);
-/*
- * kswapd of @n starts, woken when @n had @woken_at free frames: raise the
- * boost so that low is twice what was taken meanwhile above min.
- */
-void pc__boost_for_latency(struct pc_cache *c, struct pc_node *n,
-			   uint64_t woken_at);
-/*
- * @n is at min and its kswapd was woken or is running: wait (at most 1 ms)
- * for it to free pages before reclaiming directly; true if it did.
- */
-bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n);
 
 /* workingset.c */
 void *pc__workingset_eviction(struct pc_cache *c, struct pc_page *p);
@@ -492,39 +399,6 @@ void pc__mapping_writeback_once(struct pc_mapping *m);
 /* Write all of @m back (bounded retries); its new errors. */
 int pc__mapping_sync(struct pc_mapping *m);
 
-struct stat;
-
-/* backing.c: the mappings' descriptors */
-void pc__backing_init(struct pc_cache *c);	/* the budget, at create */
-/* open(2), trying once more after pc__backing_release_all on EMFILE. */
-int pc__open_retry(struct pc_cache *c, const char *path, int flags,
-		   mode_t mode);
-/* A backing fd for the file of @fd (O_DIRECT if it can); fd or -errno. */
-int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct);
-/* @fd becomes @m's (mappings_lock held); false: @m had one, close yours. */
-bool pc__backing_attach_locked(struct pc_mapping *m, int fd);
-/*
- * The descriptor that writes @m's partial last block exactly: m->fd if it
- * is buffered, else m->tail_fd, opened at the first need.  @may_release:
- * no lock held, EMFILE may release descriptors.  fd or -errno.
- */
-int pc__backing_tail_fd(struct pc_mapping *m, bool may_release);
-/* A closed mapping was added: past the budget, the oldest let theirs go. */
-void pc__backing_trim(struct pc_cache *c);
-/* Every closed mapping lets its descriptors go (dirty ones written back). */
-void pc__backing_release_all(struct pc_cache *c);
-void pc__backing_close(struct pc_mapping *m);	/* teardown */
-/* Does @st (a stat of some path or fd) name @m's file? */
-bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st);
-
-/* coherence.c: close-to-open coherence, hand-offs to the kernel */
-struct stat;
-/* m->seen from @st, or from the backing fd now; disk_size_lock held. */
-void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
-void pc__seen_refresh_locked(struct pc_mapping *m);
-void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */
-/* At an open of @m: drop what another process made stale (@st: fstat). */
-void pc__revalidate(struct pc_mapping *m, const struct stat *st);
 
 /* migrate.c: NUMA balancing (numa.balancing) */
 int pc__numa_balancing_start(struct pc_cache *c);

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "node.h"
 #include "tracepoint.h"
 
 static struct pc_lru *page_list(struct pc_node *n, struct pc_page *p)

@@ -89,6 +89,7 @@
 
 #include "arena.h"
 #include "internal.h"
+#include "node.h"
 #include "numa_topology.h"
 #include "tree.h"
 

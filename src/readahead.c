@@ -88,6 +88,7 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "node.h"
 #include "readahead.h"
 #include "tree.h"
 

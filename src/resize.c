@@ -50,6 +50,7 @@
 
 #include "bdi.h"
 #include "internal.h"
+#include "node.h"
 #include "pagewait.h"
 #include "trace_fmt.h"
 #include "tracepoint.h"

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "tracepoint.h"
 
 /* A record stores p->flags as it is: the format's bits are page.h's. */

@@ -93,6 +93,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "node.h"
 #include "bdi.h"
 #include "pagewait.h"
 #include "tracepoint.h"

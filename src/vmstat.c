@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "io.h"
+#include "node.h"
 #include "pagewait.h"
 
 static const char *const names[] = {

@@ -40,6 +40,7 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "node.h"
 #include "tracepoint.h"
 #include "tree.h"
 

@@ -117,6 +117,8 @@
 #include <urcu-bp.h>
 
 #include "internal.h"
+#include "backing.h"
+#include "node.h"
 #include "bdi.h"
 #include "io.h"
 #include "pagewait.h"

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "readahead.h"
 #include "util.h"
 

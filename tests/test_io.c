@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "io.h"
 #include "util.h"
 

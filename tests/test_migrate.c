@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "util.h"
 
 #define PAGE 4096

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "util.h"
 
 #define PG 4096

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "util.h"
 
 #define MIB (1ull << 20)

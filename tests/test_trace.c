@@ -34,6 +34,7 @@
 
 #include "util.h"
 #include "internal.h"
+#include "node.h"
 #include "tracepoint.h"
 #include "trace_fmt.h"
 #include "../tools/trace/trace.h"

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "bdi.h"
 #include "io.h"
 #include "util.h"

@@ -1,0 +1,43 @@
+/*
+ * backing.h - the descriptors behind the mappings (backing.c) and the
+ * cache's coherence with the kernel on one file (coherence.c).
+ */
+#ifndef PC_BACKING_H
+#define PC_BACKING_H
+
+#include "internal.h"
+
+struct stat;
+
+/* backing.c: the mappings' descriptors */
+void pc__backing_init(struct pc_cache *c);	/* the budget, at create */
+/* open(2), trying once more after pc__backing_release_all on EMFILE. */
+int pc__open_retry(struct pc_cache *c, const char *path, int flags,
+		   mode_t mode);
+/* A backing fd for the file of @fd (O_DIRECT if it can); fd or -errno. */
+int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct);
+/* @fd becomes @m's (mappings_lock held); false: @m had one, close yours. */
+bool pc__backing_attach_locked(struct pc_mapping *m, int fd);
+/*
+ * The descriptor that writes @m's partial last block exactly: m->fd if it
+ * is buffered, else m->tail_fd, opened at the first need.  @may_release:
+ * no lock held, EMFILE may release descriptors.  fd or -errno.
+ */
+int pc__backing_tail_fd(struct pc_mapping *m, bool may_release);
+/* A closed mapping was added: past the budget, the oldest let theirs go. */
+void pc__backing_trim(struct pc_cache *c);
+/* Every closed mapping lets its descriptors go (dirty ones written back). */
+void pc__backing_release_all(struct pc_cache *c);
+void pc__backing_close(struct pc_mapping *m);	/* teardown */
+/* Does @st (a stat of some path or fd) name @m's file? */
+bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st);
+
+/* coherence.c: close-to-open coherence, hand-offs to the kernel */
+/* m->seen from @st, or from the backing fd now; disk_size_lock held. */
+void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
+void pc__seen_refresh_locked(struct pc_mapping *m);
+void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */
+/* At an open of @m: drop what another process made stale (@st: fstat). */
+void pc__revalidate(struct pc_mapping *m, const struct stat *st);
+
+#endif /* PC_BACKING_H */

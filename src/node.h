@@ -1,0 +1,121 @@
+/*
+ * node.h - memory nodes: struct pc_node (a slice of the budget: frames,
+ * free list, watermarks, LRU lists, kswapd), and what works on one node:
+ * its setup (node.c), its LRU lists under the lru lock (lru.c), its
+ * reclaim (vmscan.c).  Included by the files that look inside a node;
+ * pages are allocated and freed through internal.h.
+ */
+#ifndef PC_NODE_H
+#define PC_NODE_H
+
+#include "internal.h"
+
+enum pc_lru_list { PC_LRU_INACTIVE, PC_LRU_ACTIVE, PC_NR_LRU };
+
+struct pc_lru {
+	uint32_t head, tail;		/* frame numbers; head = most recent */
+	_Atomic uint64_t nr;		/* written under lru_lock */
+};
+
+/* Frames a node takes from never-used memory at a time: 2 MiB of data. */
+#define PC_FRAME_STEP 512u
+#define PC_MIN_NODE_FRAMES 16	/* the smallest share of the budget */
+
+struct pc_arena;
+
+struct pc_node {
+	int id;
+	struct pc_cache *cache;
+	uint32_t first_pfn;		/* read-only: span c->frames_per_node */
+	/* The node's share of the budget, and the watermarks made from it:
+	 * written under free_lock (create, resize.c), read without it. */
+	_Atomic uint32_t nr_frames;
+	_Atomic uint64_t wmark_min, wmark_low, wmark_high;
+
+	struct pc_lock free_lock;
+	uint32_t free_head;		/* free_lock; linked through lru_next */
+	_Atomic uint32_t hw;		/* written under free_lock: frames
+					   [0, hw) of the span initialized */
+	_Atomic uint64_t nr_free;	/* written under free_lock: free-listed
+					   and never-used frames of the share */
+	_Atomic uint64_t nr_retiring;	/* free_lock: frames above the share
+					   still in use (a shrink, resize.c) */
+	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
+
+	struct pc_lock lru_lock;
+	struct pc_lru lru[PC_NR_LRU];	/* lru_lock */
+
+	_Atomic uint64_t nonresident_age;	/* workingset clock */
+	_Atomic uint64_t dirty_pages;	/* pages dirty on this node */
+
+	/* kswapd: kswapd_mtx */
+	pthread_t kswapd;
+	bool kswapd_started;
+	struct pc_lock kswapd_mtx;
+	pthread_cond_t kswapd_cond;	/* kswapd sleeps here */
+	pthread_cond_t alloc_cond;	/* allocators wait for progress */
+	bool kswapd_wake;
+	uint64_t wake_free;		/* nr_free when that wake was sent */
+	_Atomic bool stop;
+	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
+	_Atomic int kswapd_active;
+	/*
+	 * Pages added to low (twice that to high) while direct reclaim keeps
+	 * happening (vmscan.c): kswapd starts earlier and stops later.
+	 * Atomic, read without a lock.
+	 */
+	_Atomic uint64_t wmark_boost;
+};
+
+static inline struct pc_node *page_node(struct pc_cache *c,
+					const struct pc_page *p)
+{
+	return &c->nodes[page_pfn(c, p) / c->frames_per_node];
+}
+/* The low and high marks in force: the fixed ones plus the boost. */
+static inline uint64_t node_wmark_low(struct pc_node *n)
+{
+	return n->wmark_low + atomic_load_explicit(&n->wmark_boost,
+						   memory_order_relaxed);
+}
+static inline uint64_t node_wmark_high(struct pc_node *n)
+{
+	return n->wmark_high + 2 * atomic_load_explicit(&n->wmark_boost,
+							memory_order_relaxed);
+}
+
+/* node.c */
+int pc__nodes_init(struct pc_cache *c);
+void pc__nodes_fini(struct pc_cache *c);
+/* Set @n's watermarks from its nr_frames; free_lock (or create). */
+void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/* A frame of node @nid only if it stays above its low mark; never reclaims. */
+struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
+
+/* lru.c: lru_lock held */
+void pc__lru_del_locked(struct pc_node *n, struct pc_page *p);
+void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail);
+
+/* vmscan.c */
+void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
+/*
+ * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
+ * many of the pages it looked at will become reclaimable without their
+ * users' help (dirty, under writeback, locked for I/O) as opposed to
+ * pinned: the allocator waits longer for those.
+ */
+unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
+				 unsigned long *busy);
+/*
+ * kswapd of @n starts, woken when @n had @woken_at free frames: raise the
+ * boost so that low is twice what was taken meanwhile above min.
+ */
+void pc__boost_for_latency(struct pc_cache *c, struct pc_node *n,
+			   uint64_t woken_at);
+/*
+ * @n is at min and its kswapd was woken or is running: wait (at most 1 ms)
+ * for it to free pages before reclaiming directly; true if it did.
+ */
+bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n);
+
+#endif /* PC_NODE_H */
