@@ -1,7 +1,7 @@
 /*
  * node.c - memory nodes: page frames, free lists, watermarks, allocation.
  *
- * Memory at scale (DESIGN.md): the cache costs what it caches.  At create
+ * Memory at scale (docs/design.md): the cache costs what it caches.  At create
  * the largest budget the cache may ever have (memory.max, default the
  * machine's memory or memory= if larger; only memory= where strict
  * overcommit refuses that much address space) is reserved as address space -
@@ -470,7 +470,8 @@ void pc__page_release(struct pc_cache *c, struct pc_page *p)
 
 #ifdef PC_DEBUG
 /*
- * The checks of STYLE.md's page sanity, as this cache keeps pages:
+ * The page sanity checks (SQLite's sqlite3PcachePageSanity), as this cache
+ * keeps pages:
  *   on the LRU     not free: it has a reference;
  *   free           (count 0, no mapping) off the LRU, clean, not under
  *                  writeback, unlocked;

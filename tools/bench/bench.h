@@ -1,8 +1,8 @@
 /*
  * tools/bench/bench.h - the benchmark lab: what its files share.
  *
- * `pagecache bench` runs workloads (WORKLOADS.md) against engines
- * (DESIGN.md, "The benchmark lab") and writes one result file per
+ * `pagecache bench` runs workloads (docs/workloads.md) against engines
+ * (docs/design.md, "The benchmark lab") and writes one result file per
  * workload x engine x config (bench/results/README.md).
  *
  *   cli.c        options, checks before starting, the two entry points
@@ -153,7 +153,7 @@ int pcb_os_sample(const char *cgroup_dir, int cg_version,
 #define PCB_MAX_BUDGETS 8
 
 struct pcb_opts {
-	uint64_t budget;		/* bytes: B of WORKLOADS.md (the one in
+	uint64_t budget;		/* bytes: B of docs/workloads.md (the one in
 					   force: pcb_run_all sets each) */
 	uint64_t budgets[PCB_MAX_BUDGETS];	/* --budget list, in order */
 	int nr_budgets;
@@ -205,7 +205,7 @@ json_t *pcb_params_json(const struct pcb_params *p);
 
 struct pcb_workload {
 	const char *name;		/* as in result files: "aim7-disk_wrt" */
-	const char *group;		/* WORKLOADS.md section: "aim7" */
+	const char *group;		/* docs/workloads.md section: "aim7" */
 	const char *what;		/* one line for --list */
 	const char *metric;		/* the headline */
 	bool higher;			/* ... and its direction */

@@ -32,7 +32,7 @@
 
 #define MIN_BUDGET	(4ull << 20)
 #define DEFAULT_BUDGET	(256ull << 20)
-#define BENCH_DURATION	30.0	/* WORKLOADS.md: readtwice's default */
+#define BENCH_DURATION	30.0	/* docs/workloads.md: readtwice's default */
 #define SUITE_DURATION	5.0
 #define SUITE_MAX_TIME	510.0	/* s: `make run` within ten minutes */
 
@@ -54,7 +54,7 @@ static void usage(FILE *f, bool suite)
 		fprintf(f,
 "usage: pagecache bench [options]\n"
 "\n"
-"Runs workloads (WORKLOADS.md) against engines under one memory budget and\n"
+"Runs workloads (docs/workloads.md) against engines under one memory budget and\n"
 "writes a result file per workload x engine x config.\n");
 	fprintf(f,
 "\n"

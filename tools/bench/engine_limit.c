@@ -1,6 +1,6 @@
 /*
  * tools/bench/engine_limit.c - the limit engine: the physical limit of a
- * cache hit (DESIGN.md, "Memory at scale").
+ * cache hit (docs/design.md, "Memory at scale").
  *
  * A file opened here is copied, once, into a plain anonymous buffer of
  * its size on transparent huge pages (MADV_HUGEPAGE, touched while the

@@ -5,7 +5,7 @@
  *   dontcache  preadv2/pwritev2 with RWF_DONTCACHE: buffered, but the
  *              pages are dropped once read or written back (Linux 6.14+)
  *   direct     O_DIRECT: no cache at all, the device's limit; aligned I/O
- *              only (WORKLOADS.md: what it cannot serve is n/a)
+ *              only (docs/workloads.md: what it cannot serve is n/a)
  *
  * All three run in the memory cgroup (cgroup.c) when one could be made.
  * Their counters are the deltas of /proc/vmstat (machine-wide) and of the

@@ -7,7 +7,7 @@
  * "trace=PATH" with --trace), so every repetition starts from an empty
  * cache.  stop() destroys it, which writes back what is still dirty (not
  * timed).  Every result also records what the cache cost to have
- * (DESIGN.md, "Memory at scale"), all lower-is-better:
+ * (docs/design.md, "Memory at scale"), all lower-is-better:
  *   create-ms              pc_cache_create's wall time
  *   rss-after-create-MiB   the process's RSS just after it
  *   rss-before-create-MiB  ... just before it (the bench's own memory)
