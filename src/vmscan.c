@@ -29,7 +29,7 @@
  * above min; and each direct reclaim adds 32 pages more.  The boost (at
  * most 1/16 of the node, and high + 2 * boost at most half of it) raises
  * low by itself and high by twice itself (node_wmark_low/high in
- * internal.h): kswapd wakes earlier and works longer.  Every balancing run
+ * node.h): kswapd wakes earlier and works longer.  Every balancing run
  * that ends balanced with no direct reclaim on the node meanwhile takes
  * 1/32 of the boost back.  An allocation that reaches min anyway while
  * kswapd is woken or running gives way to it first (pc__kswapd_give_way:
