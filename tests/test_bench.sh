@@ -5,7 +5,7 @@
 #   2. every workload runs at a tiny scale (budget 8M, one repetition,
 #      --duration 1) on every engine, and each writes a well-formed result
 #      file (bench/results/README.md) with the figures it must have (and
-#      counter samples never closer than 10 ms), or an n/a file where the
+#      counter samples never closer than 5 ms), or an n/a file where the
 #      engine cannot serve it; the limit engine only where a workload names
 #      it (the cached-read rows); no test file is left; a --budget list runs
 #      each workload at each budget;
@@ -250,8 +250,8 @@ def check(path, wl, engine, served):
     elif (len(s["t"]) < 1 and not (program and engine == "pagecache")) or \
             len({len(s[k]) for k in keys}) != 1:
         problems.append("samples: uneven or empty")
-    elif any(b - a < 0.00999 for a, b in zip(s["t"], s["t"][1:])):
-        problems.append("samples closer than 10 ms: %s" % s["t"][:8])
+    elif any(b - a < 0.00499 for a, b in zip(s["t"], s["t"][1:])):
+        problems.append("samples closer than 5 ms: %s" % s["t"][:8])
     return problems
 
 say(len(names) >= 22, "--list names %d workloads" % len(names))

@@ -1,5 +1,5 @@
 /*
- * test_compare.c - `pagecache compare`: the formulas of WORKLOADS.md
+ * test_compare.c - `pagecache compare`: the formulas of docs/workloads.md
  * ("Reports") against figures computed by hand, then the command itself,
  * run in-process on the seeds' own tables (tests/fixtures/compare):
  *

@@ -19,12 +19,18 @@
  * timeline lines up with every other's.  Its interval adapts to a run
  * whose length nobody knows in advance: it starts at SAMPLE_MIN_NS and,
  * whenever SAMPLE_CAP samples are held, every other one is dropped and the
- * interval doubles.  So a run of T seconds keeps between SAMPLE_CAP / 2
- * and SAMPLE_CAP samples once T > SAMPLE_CAP x 10 ms, and one every 10 ms
- * before that: at least 50 whenever the run lasts 0.5 s, never two closer
- * than 10 ms (the last one, the state at the end, replaces its
- * predecessor rather than crowd it).  The end is sampled even when the
- * run was over before the sampler first ran, so no run has none.
+ * interval doubles.  The samples are due on a grid (0, 10, 20 ms ...), not
+ * one interval after the last was taken: a sampler that wakes late, as it
+ * always does by a little, takes the next one on time, so the lateness
+ * does not add up.  Two are never closer than SAMPLE_GAP_NS (half the
+ * first interval); a sampler later than that loses its slot.  So a run of
+ * T seconds keeps between SAMPLE_CAP / 2 and SAMPLE_CAP samples once
+ * T > SAMPLE_CAP x 10 ms, and one every 10 ms before that: at least 50
+ * whenever the run lasts 0.5 s (unless the machine holds the sampler back
+ * by more than 5 ms), never two closer than 5 ms (the last one, the state
+ * at the end, replaces its predecessor rather than crowd it).  The end is
+ * sampled even when the run was over before the sampler first ran, so no
+ * run has none.
  *
  * The sampler is the only other thread this file starts; it owns its
  * arrays until joined.  r->metrics and r->directions belong to the
@@ -45,6 +51,7 @@
 volatile sig_atomic_t pcb_stop;
 
 #define SAMPLE_MIN_NS	(10 * 1000 * 1000ull)	/* 10 ms: the first interval */
+#define SAMPLE_GAP_NS	(SAMPLE_MIN_NS / 2)	/* never two samples closer */
 #define SAMPLE_CAP	240			/* held at most; even */
 
 bool pcb_time_up(const struct pcb_run *r)
@@ -142,7 +149,7 @@ static bool sample_once(struct sampler *s, bool last)
 	if (s->r->ops->sample(s->r, v) < 0)
 		return s->n > 0;
 	if (last && s->n &&
-	    now - s->t0 < (uint64_t)(s->t[s->n - 1] * 1e9) + SAMPLE_MIN_NS)
+	    now - s->t0 < (uint64_t)(s->t[s->n - 1] * 1e9) + SAMPLE_GAP_NS)
 		s->n--;			/* the end replaces a close neighbour */
 	if (s->n == SAMPLE_CAP)
 		sample_thin(s);
@@ -172,12 +179,13 @@ static void *sampler_main(void *p)
 				pthread_cond_wait(&s->cond, &s->lock);
 			break;
 		}
-		/* a thinning keeps the points of the doubled grid, and the
-		 * sample that caused it is one of them; a sampler woken late
-		 * (a loaded machine) waits 10 ms at least all the same */
+		/* the next point of the grid: a thinning keeps the points of
+		 * the doubled grid, and the sample that caused it is one of
+		 * them; a sampler woken so late (a loaded machine) that the
+		 * point is near or past waits SAMPLE_GAP_NS all the same */
 		when += s->interval;
-		if (when < s->last_ns + SAMPLE_MIN_NS)
-			when = s->last_ns + SAMPLE_MIN_NS;
+		if (when < s->last_ns + SAMPLE_GAP_NS)
+			when = s->last_ns + SAMPLE_GAP_NS;
 		ts.tv_sec = (time_t)(when / 1000000000u);
 		ts.tv_nsec = (long)(when % 1000000000u);
 		while (!s->stop && pcb_now_ns() < when)

@@ -1,5 +1,5 @@
 /*
- * stats.c - the formulas of WORKLOADS.md ("Reports"), nothing else.
+ * stats.c - the formulas of docs/workloads.md ("Reports"), nothing else.
  *
  * Pure functions over arrays of doubles: no allocation, no I/O, no state,
  * so tests can check each against figures computed by hand.  The tables

@@ -1,6 +1,6 @@
 /*
  * stats.h - the pure statistics behind `pagecache compare`: no I/O, no
- * allocation, no globals; every function is a formula of WORKLOADS.md
+ * allocation, no globals; every function is a formula of docs/workloads.md
  * ("Reports") and is unit-tested on its own in tests/test_compare.c.
  *
  * Conventions: a value that cannot be computed (mean of nothing, a
