@@ -1,7 +1,8 @@
 /*
  * test_dropbehind.c - use-once pages (dropbehind.c): how full a stream
- * leaves the cache, and that it recycles its own frames without waking
- * kswapd.
+ * leaves the cache, that it recycles its own frames without waking
+ * kswapd, on one node and on four, which pages it drops and which it
+ * keeps, and the working set it protects.
  *
  *   floor   one stream of 64 KiB reads through a sparse file of four
  *           budgets: from the first drop on, the node's free frames stay
@@ -10,11 +11,22 @@
  *           cache holds all but that floor (the first wave kept an eighth
  *           of the budget free); kswapd is never woken, nothing is
  *           reclaimed, almost every page is dropped behind.
+ *   nodes   the same on a cache of four nodes, each tight on its own
+ *           while the cache as a whole has room: no direct reclaim.
+ *   kept    a consumed page another reader touched before its batch
+ *           went stays, and so do pages read ahead but not consumed and
+ *           a stream's first window; closing the stream drops its batch.
+ *   hotcold a hot set of half the budget read at random keeps a hit
+ *           ratio above 95% while four budgets stream past once (one
+ *           thread, then two; without drop-behind shown, not held).
  *
- * One reader, no other thread allocating: kswapd never runs, so every
- * count is exact.  Tests look inside the cache (internal.h).
+ * floor, nodes and kept: one reader, no other thread allocating, so every
+ * count is exact.  hotcold's second pass runs the hot reader in a thread
+ * and holds only the ratio; its seed is printed (PC_SEED replays).
+ * Tests look inside the cache (internal.h).
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,6 +35,7 @@
 #include "node.h"
 #include "readahead.h"
 #include "util.h"
+#include "util_inside.h"
 
 #define PG 4096
 #define KB 1024
@@ -36,14 +49,10 @@ static void test_stream_floor(void **state)
 	struct pc_node *n;
 	pc_cache *c;
 	pc_file *f;
-	int fd;
 
 	(void)state;
 	assert_non_null(buf);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)(pages * PG)), 0);
-	close(fd);
+	tu_make_sparse(path, pages * PG);
 	assert_int_equal(pc_cache_create(&c, "memory=16M nodes=1"), 0);
 	n = &c->nodes[0];
 	ra_max = pc__ra_default_max(c);
@@ -81,10 +90,186 @@ static void test_stream_floor(void **state)
 	free(buf);
 }
 
+
+/*
+ * Streams on a cache of four nodes: each node fills and is tight on its
+ * own (numa.node_reclaim keeps a thread's pages on its node) while the
+ * cache as a whole still has room - drop-behind must work per node.
+ */
+static void test_stream_nodes(void **state)
+{
+	const char *path = tu_path("nodes");
+	const uint64_t pages = 4 * 4096;	/* four budgets */
+	unsigned char *buf = malloc(64 * KB);
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	tu_make_sparse(path, pages * PG);
+	c = tu_cache("memory=16M nodes=4");
+	f = tu_open_ro(c, path);
+	for (uint64_t off = 0; off < pages * PG; off += 64 * KB)
+		assert_int_equal(pc_pread(f, buf, 64 * KB, (off_t)off), 64 * KB);
+	printf("  four nodes: dropbehind %llu of %llu, reclaimed %llu (direct %llu)\n",
+	       (unsigned long long)tu_vm(c, "dropbehind"), (unsigned long long)pages,
+	       (unsigned long long)(tu_vm(c, "pgsteal_kswapd") +
+				    tu_vm(c, "pgsteal_direct")),
+	       (unsigned long long)tu_vm(c, "pgsteal_direct"));
+	assert_true(tu_vm(c, "dropbehind") >= pages / 2);
+	assert_int_equal(tu_vm(c, "pgsteal_direct"), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	free(buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* Use-once pages.                                                     */
+
+/* A consumed stream page touched before its batch is dropped stays. */
+static void test_use_once_touched_kept(void **state)
+{
+	const char *path = tu_path("touched");
+	unsigned char buf[PG];
+	pc_cache *c;
+	pc_file *s, *r;
+
+	(void)state;
+	tu_make_file(path, 1024, 12);
+	c = tu_cache("memory=32M cache.stickiness=always reclaim.kswapd=off");
+	s = tu_open_ro(c, path);
+	r = tu_open_ro(c, path);
+	assert_int_equal(pc_fadvise(r, 0, 0, POSIX_FADV_RANDOM), 0);
+	/*
+	 * Pages 0-3 are the first window (not use-once); 4-35 fill the batch,
+	 * dropped when page 36 finds it full.
+	 */
+	for (uint64_t i = 0; i < 51; i++)
+		tu_read_check(s, buf, PG, i * PG, 12);
+	for (uint64_t i = 4; i < 36; i++)
+		assert_false(tu_resident(s, i));
+	assert_int_equal(tu_vm(c, "dropbehind"), 32);
+	tu_read_check(r, buf, PG, 40 * PG, 12);	/* consumed, in the batch */
+	tu_read_check(r, buf, PG, 80 * PG, 12);	/* read ahead, not consumed */
+	for (uint64_t i = 51; i < 100; i++)
+		tu_read_check(s, buf, PG, i * PG, 12);
+	assert_true(tu_resident(s, 40));
+	assert_true(tu_resident(s, 80));
+	assert_false(tu_resident(s, 39));		/* the batch 36-67 went */
+	assert_false(tu_resident(s, 41));
+	assert_true(tu_resident(s, 79));		/* in the batch 68-99 */
+	assert_int_equal(pc_close(s), 0);	/* drops the batch */
+	assert_false(tu_resident(r, 79));
+	assert_false(tu_resident(r, 99));
+	assert_true(tu_resident(r, 80));
+	assert_true(tu_resident(r, 0));		/* the first window stays */
+	assert_int_equal(pc_close(r), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * Scan resistance (hotcold): a hot set of half the budget, read at random,
+ * and a stream of four budgets read once.  The hot set's hit ratio stays
+ * above 95% (hits counted with pc_get_page(PC_GET_NOWAIT)).
+ */
+struct hot {
+	pc_file *f;
+	uint64_t pages, seed;
+	_Atomic bool *stop;
+	uint64_t hits, misses;
+};
+
+static void hot_read(struct hot *h)
+{
+	uint64_t idx = tu_rand(&h->seed) % h->pages;
+	unsigned char buf[PG];
+	pc_page *p;
+
+	if (pc_get_page(h->f, idx, PC_GET_NOWAIT, &p) == 0) {
+		pc_put_page(p);
+		h->hits++;
+		return;
+	}
+	h->misses++;
+	tu_read_check(h->f, buf, PG, idx * PG, 13);
+}
+
+static void *hot_thread(void *arg)
+{
+	struct hot *h = arg;
+
+	while (!atomic_load(h->stop))
+		hot_read(h);
+	return NULL;
+}
+
+static double hotcold(const char *cfg, bool threads, uint64_t seed)
+{
+	const uint64_t budget = 4096, hot_pages = budget / 2;
+	const char *hot = tu_path("hot"), *cold = tu_path("cold");
+	unsigned char *buf = malloc(64 * KB);
+	_Atomic bool stop = false;
+	struct hot h = { .pages = hot_pages, .seed = seed, .stop = &stop };
+	pthread_t tid;
+	pc_file *s;
+	pc_cache *c;
+	double ratio;
+
+	c = tu_cache(cfg);
+	h.f = tu_open_ro(c, hot);
+	s = tu_open_ro(c, cold);
+	for (int pass = 0; pass < 2; pass++)	/* warm: each page read twice */
+		for (uint64_t off = 0; off < hot_pages * PG; off += 64 * KB)
+			tu_read_check(h.f, buf, 64 * KB, off, 13);
+	if (threads)
+		pthread_create(&tid, NULL, hot_thread, &h);
+	for (uint64_t off = 0; off < 4 * budget * PG; off += 64 * KB) {
+		tu_read_check(s, buf, 64 * KB, off, 14);
+		if (!threads)
+			for (int i = 0; i < 16; i++)
+				hot_read(&h);
+	}
+	if (threads) {
+		atomic_store(&stop, true);
+		tu_join(tid);
+	}
+	ratio = (double)h.hits / (double)(h.hits + h.misses);
+	printf("  hotcold %s (%s): hit ratio %.2f%% (%llu reads), dropbehind %llu, "
+	       "reclaimed %llu (direct %llu), active %llu, inactive %llu\n", cfg,
+	       threads ? "two threads" : "one thread", 100 * ratio,
+	       (unsigned long long)(h.hits + h.misses),
+	       (unsigned long long)tu_vm(c, "dropbehind"),
+	       (unsigned long long)(tu_vm(c, "pgsteal_kswapd") +
+				    tu_vm(c, "pgsteal_direct")),
+	       (unsigned long long)tu_vm(c, "pgsteal_direct"),
+	       (unsigned long long)tu_vm(c, "nr_active_file"),
+	       (unsigned long long)tu_vm(c, "nr_inactive_file"));
+	assert_int_equal(pc_close(s), 0);
+	assert_int_equal(pc_close(h.f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	free(buf);
+	return ratio;
+}
+
+static void test_scan_resistance(void **state)
+{
+	uint64_t seed = tu_seed("scan_resistance");
+
+	(void)state;
+	tu_make_file(tu_path("hot"), 2048, 13);
+	tu_make_file(tu_path("cold"), 4 * 4096, 14);
+	assert_true(hotcold("memory=16M", false, seed) > 0.95);
+	assert_true(hotcold("memory=16M", true, seed) > 0.95);
+	/* Without drop-behind it is the LRU's doing alone: shown, not held. */
+	hotcold("memory=16M cache.stickiness=off", false, seed);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_floor),
+		cmocka_unit_test(test_stream_nodes),
+		cmocka_unit_test(test_use_once_touched_kept),
+		cmocka_unit_test(test_scan_resistance),
 	};
 
 	if (argc > 1)

@@ -134,16 +134,47 @@ int tu_dir_is_tmpfs(void)
 
 void tu_make_file(const char *path, size_t pages, uint64_t seed)
 {
+	const size_t chunk = 256 * PC_PAGE_SIZE;
 	size_t len = pages * PC_PAGE_SIZE;
-	unsigned char *buf = malloc(len ? len : 1);
+	unsigned char *buf = malloc(chunk);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	assert_non_null(buf);
 	assert_true(fd >= 0);
-	tu_pattern(buf, len, seed, 0);
-	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	for (size_t off = 0; off < len; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		tu_pattern(buf, n, seed, off);
+		assert_int_equal(pwrite(fd, buf, n, (off_t)off), (ssize_t)n);
+	}
 	assert_int_equal(close(fd), 0);
 	free(buf);
+}
+
+void tu_make_sparse(const char *path, uint64_t bytes)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
+	assert_int_equal(close(fd), 0);
+}
+
+pc_cache *tu_cache(const char *cfg)
+{
+	pc_cache *c;
+
+	if (pc_cache_create(&c, cfg) != 0)
+		fail_msg("cannot create a cache with \"%s\"", cfg);
+	return c;
+}
+
+pc_file *tu_open_ro(pc_cache *c, const char *path)
+{
+	pc_file *f;
+
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &f), 0);
+	return f;
 }
 
 pc_file *tu_open_random(pc_cache *c, const char *path, int flags)
@@ -164,6 +195,22 @@ void tu_read_page(pc_file *f, uint64_t idx, uint64_t seed)
 	tu_pattern(want, PC_PAGE_SIZE, seed, idx * PC_PAGE_SIZE);
 	if (memcmp(buf, want, PC_PAGE_SIZE) != 0)
 		fail_msg("page %llu differs", (unsigned long long)idx);
+}
+
+void tu_read_check(pc_file *f, void *buf, size_t len, uint64_t off,
+		   uint64_t seed)
+{
+	unsigned char *want;
+	ssize_t got = pc_pread(f, buf, len, (off_t)off);
+
+	if (got != (ssize_t)len)
+		fail_msg("pread %zu at %llu: %zd", len, (unsigned long long)off, got);
+	want = malloc(len);
+	assert_non_null(want);
+	tu_pattern(want, len, seed, off);
+	if (memcmp(buf, want, len) != 0)
+		fail_msg("pread %zu at %llu: wrong data", len, (unsigned long long)off);
+	free(want);
 }
 
 uint64_t tu_vm(pc_cache *c, const char *name)

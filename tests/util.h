@@ -86,12 +86,21 @@ uint64_t tu_rand(uint64_t *state);
 void tu_pattern(void *buf, size_t len, uint64_t seed, uint64_t off);
 /* Is the filesystem of tu_dir() refusing O_DIRECT? (tmpfs) */
 int tu_dir_is_tmpfs(void);
-/* A file of @pages pages of tu_pattern(@seed) written with write(2). */
+/* A file of @pages pages of tu_pattern(@seed) written with pwrite(2). */
 void tu_make_file(const char *path, size_t pages, uint64_t seed);
+/* A file of @bytes with no data at all (ftruncate: one hole). */
+void tu_make_sparse(const char *path, uint64_t bytes);
+/* pc_cache_create(@cfg), failing the test if it refuses. */
+pc_cache *tu_cache(const char *cfg);
+/* pc_open(@path, O_RDONLY), failing the test if it refuses. */
+pc_file *tu_open_ro(pc_cache *c, const char *path);
 /* pc_open with POSIX_FADV_RANDOM: one page per miss, no readahead. */
 pc_file *tu_open_random(pc_cache *c, const char *path, int flags);
 /* Read page @idx of a tu_make_file(@seed) file through @f and check it. */
 void tu_read_page(pc_file *f, uint64_t idx, uint64_t seed);
+/* pc_pread that must return all of @len, checked against the pattern. */
+void tu_read_check(pc_file *f, void *buf, size_t len, uint64_t off,
+		   uint64_t seed);
 /* Counter @name of @c (fails the test if there is none). */
 uint64_t tu_vm(pc_cache *c, const char *name);
 void tu_sleep_us(unsigned us);
