@@ -259,26 +259,6 @@ static inline struct pc_mapping *closed_next(struct pc_mapping *m)
 	return pc_list_next_entry(m, struct pc_mapping, closed_link);
 }
 
-/*
- * The cache's clock (cache.c), for decisions that turn on time passing:
- * reclaim's contention back-off (how long a sleepy reclaimer waits, when
- * contention is stale, the blunt stall's cap).  Release builds read
- * CLOCK_MONOTONIC and nothing else.  Debug builds (PC_DEBUG: the tests')
- * let a test freeze it and move it by hand, so that the test decides when
- * time passes: pc__test_clock_set(c, ns), 0 for the real clock again.
- * Waits that end on this clock look at it at least once a millisecond.
- */
-#ifdef PC_DEBUG
-uint64_t pc__clock(struct pc_cache *c);
-void pc__test_clock_set(struct pc_cache *c, uint64_t ns);
-#else
-static inline uint64_t pc__clock(struct pc_cache *c)
-{
-	(void)c;
-	return pc__now_ns();
-}
-#endif
-
 /* cache.c */
 struct pc_tctx *pc__tctx(struct pc_cache *c);
 void pc__tctx_drain_all(struct pc_cache *c);
