@@ -88,7 +88,7 @@ struct pc_mapping {
 		int64_t size;		/* as the cache last wrote or saw it */
 		struct timespec mtime, ctime;	/* (coherence.c) */
 	} seen;
-	/* filemap.c: pages [lo, hi) last found to be data on disk (SEEK_DATA),
+	/* readpage.c: pages [lo, hi) last found to be data on disk (SEEK_DATA),
 	   lo << 32 | hi; 0: none.  Atomic: read and written without a lock */
 	_Atomic uint64_t data_extent;
 
@@ -332,18 +332,21 @@ int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 			  uint64_t index);
 void pc__delete_from_page_cache_locked(struct pc_mapping *m,
 				       struct pc_page *p, void *shadow);
-/* Read a locked page and wait; it stays locked.  0 or -EIO. */
-int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p);
-struct read_wait;
-/*
- * Returns the pages zero-filled without I/O (holes, past the disk's EOF).
- * @now: pages[0] is needed at once (its request is the reader's own).
- */
-unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
-			unsigned nr, struct read_wait *wait, bool now);
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 /* Drop every clean page (dirty and writeback pages stay); i_rwsem held. */
 void pc__invalidate_pages(struct pc_mapping *m);
+
+/* readpage.c */
+/*
+ * Read @nr locked, not uptodate pages of consecutive indices, one
+ * reference each, both given back at completion.  Returns the pages
+ * zero-filled without I/O (holes, past the disk's EOF).  @now: pages[0]
+ * is needed at once (its request is the caller's own).
+ */
+unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
+			unsigned nr, bool now);
+/* Read a locked page and wait; it stays locked.  0 or -EIO. */
+int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p);
 
 /* writeback.c */
 void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p);

@@ -275,7 +275,7 @@ void pc__ra_stream_note(struct pc_file *f, uint64_t last)
 static unsigned submit_run(struct pc_mapping *m, struct pc_page **run,
 			   unsigned *n, bool *now)
 {
-	unsigned zeroed = *n ? pc__read_pages(m, run, *n, NULL, *now) : 0;
+	unsigned zeroed = *n ? pc__read_pages(m, run, *n, *now) : 0;
 
 	*n = 0;
 	*now = false;
