@@ -201,6 +201,17 @@ static void known_history(struct fx *x)
 	at(100);
 }
 
+/* Record known_history into a trace at @path, on the fake clock. */
+static void record_known(struct fx *x, const char *path)
+{
+	pc__trace_clock = fake_clock;
+	at(0);
+	assert_int_equal(pc__trace_open(&x->c, path), 0);
+	known_history(x);
+	pc__trace_close(&x->c);
+	pc__trace_clock = NULL;
+}
+
 static void test_known_sequence(void **state)
 {
 	const char *path = tu_path("known.trace");
@@ -209,12 +220,7 @@ static void test_known_sequence(void **state)
 	struct fx *x = fx_new(2, 8);
 
 	(void)state;
-	pc__trace_clock = fake_clock;
-	at(0);
-	assert_int_equal(pc__trace_open(&x->c, path), 0);
-	known_history(x);
-	pc__trace_close(&x->c);
-	pc__trace_clock = NULL;
+	record_known(x, path);
 	assert_null(x->c.trace);
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_events), 24);
 	assert_int_equal(pc__vmstat_sum(&x->c, PC_VM_trace_lost), 0);
@@ -307,12 +313,7 @@ static void test_record_fields(void **state)
 	const struct pc_trace_rec *e;
 
 	(void)state;
-	pc__trace_clock = fake_clock;
-	at(0);
-	assert_int_equal(pc__trace_open(&x->c, path), 0);
-	known_history(x);
-	pc__trace_close(&x->c);
-	pc__trace_clock = NULL;
+	record_known(x, path);
 
 	assert_int_equal(pct_file_read(path, &f, err, sizeof(err)), 0);
 	assert_int_equal(f.hdr.nr_nodes, 2);
@@ -674,12 +675,7 @@ static void test_truncated_cli(void **state)
 	FILE *fp;
 
 	(void)state;
-	pc__trace_clock = fake_clock;
-	at(0);
-	assert_int_equal(pc__trace_open(&x->c, path), 0);
-	known_history(x);
-	pc__trace_close(&x->c);
-	pc__trace_clock = NULL;
+	record_known(x, path);
 
 	fp = fopen(path, "rb");
 	assert_non_null(fp);
