@@ -1,6 +1,6 @@
 /*
  * tools/bench/program.c - real programs as workloads: fio, db_bench and
- * sqlite3, unmodified, run as a child of the repetition (WORKLOADS.md,
+ * sqlite3, unmodified, run as a child of the repetition (docs/workloads.md,
  * "Real programs").
  *
  * A program workload (wl_fio.c, wl_rocksdb.c, wl_sqlite.c; `.program` in

@@ -1,5 +1,5 @@
 /*
- * tools/bench/wl_fio.c - fio, unmodified, as three workloads (WORKLOADS.md,
+ * tools/bench/wl_fio.c - fio, unmodified, as three workloads (docs/workloads.md,
  * "Real programs"; program.c runs it under each engine).
  *
  *   fio-randread   4 KiB random reads (uniform, no random map), psync, 2 jobs

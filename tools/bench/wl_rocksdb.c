@@ -1,6 +1,6 @@
 /*
  * tools/bench/wl_rocksdb.c - RocksDB's db_bench (Debian's rocksdb-tools),
- * unmodified, as two workloads (WORKLOADS.md, "Real programs"; program.c
+ * unmodified, as two workloads (docs/workloads.md, "Real programs"; program.c
  * runs it under each engine).
  *
  *   rocksdb-readrandom  a DB of about 4 x B (16-byte keys, 400-byte values,

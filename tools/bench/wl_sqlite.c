@@ -1,7 +1,7 @@
 /*
  * tools/bench/wl_sqlite.c - sqlite-oltp: the sqlite3 shell, unmodified,
  * running a TPC-B-like script (pgbench's "tpcb-like" transaction) on a
- * database of about 4 x B (WORKLOADS.md, "Real programs"; program.c runs
+ * database of about 4 x B (docs/workloads.md, "Real programs"; program.c runs
  * it under each engine).
  *
  * The database, made once per run (program.c) by sqlite3 itself:
