@@ -209,15 +209,18 @@ static int run(struct pcb_run *r)
 		return -ENOMEM;
 	uint64_t deadline = r->deadline_ns;
 
-	for (int ph = 0; ph < NR_PHASES && !err && !pcb_stop &&
-	     pcb_now_ns() < deadline; ph++) {
+	for (int ph = 0; ph < NR_PHASES && !err && !pcb_stop; ph++) {
 		json_t *start = pcb_counters(r), *d;
 		uint64_t t0 = pcb_now_ns(), ops = 0, sum = 0, max = 0;
+		uint64_t left = deadline > t0 ? deadline - t0 : 0;
 		double secs;
 
 		/* a capped run still runs every phase: each gets an equal
-		 * share of the time left (the quick ones pass theirs on) */
-		r->deadline_ns = t0 + (deadline - t0) / (uint64_t)(NR_PHASES - ph);
+		 * share of the time left (the quick ones pass theirs on), and
+		 * one that finds none left (a loaded machine: the phases
+		 * before ran over) still does its first 256 blocks a thread */
+		if (deadline)
+			r->deadline_ns = t0 + left / (uint64_t)(NR_PHASES - ph);
 		tio.phase = (enum phase)ph;
 		err = pcb_threads(r, t, tio_thread, &tio);
 		secs = pcb_secs(pcb_now_ns() - t0);
