@@ -20,7 +20,8 @@
  *   UPDATE tellers ... tid=T; UPDATE branches ... bid=B;
  *   INSERT INTO history ...; COMMIT;
  *
- * with A, T, B uniformly random.  Every MARK_EVERY transactions the script
+ * with A, T, B uniformly random.  Every MARK_EVERY transactions (10: a
+ * run cut to a second by --max-time still has marks) the script
  * prints "pcb-mark <done> <unix seconds>" (julianday('now'): milliseconds);
  * transactions/s is the marks' count over their time, so the shell's
  * start-up and the database's open are not in it, and a run stopped at the
@@ -39,7 +40,7 @@
 #define PER_BRANCH	100000
 #define TELLERS		10
 #define TRANSACTIONS	1000
-#define MARK_EVERY	50
+#define MARK_EVERY	10
 #define SEED		0x7bcbull
 
 static char prep[1100];		/* the database's folder (this child's) */
@@ -201,6 +202,10 @@ static int run(struct pcb_run *r)
 		pcb_metric(r, "seconds", t1 - t0);
 		pcb_direction(r, "seconds", false);
 	}
+	if (p.stopped && !pcb_stop && last <= first)
+		return pcb_fail(r, -EIO, "sqlite3 was stopped at the cap of %.1f s "
+				"before it ran %d transactions", r->limit_s,
+				MARK_EVERY);
 	if (p.stopped && !pcb_stop)
 		r->capped = true;
 	else if (!p.stopped && last != (int)pcb_param(r->par, "transactions"))
