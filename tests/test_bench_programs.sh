@@ -8,7 +8,7 @@
 #      their headline and the figures they must have; the cache was used
 #      (exec's counters: managed opens, pages read or dirtied); the kernel
 #      engines' cgroup limit is the program's peak RSS under pagecache
-#      (the fair budget), both in the kernel's params; direct runs fio
+#      (the fair budget), both in the kernel's "fair_budget"; direct runs fio
 #      (direct=1) and is n/a for the others, dontcache n/a for all;
 #   2. with the kernel engine alone the peak RSS is measured first all
 #      the same;
@@ -83,7 +83,7 @@ for wl, keys in must.items():
         "pgpgin %s, nr_dirtied %s)" % (wl, vm.get("managed_opens"), vm.get("pgpgin"),
                                        vm.get("nr_dirtied")))
     peak = int(pc["reps"][0]["metrics"]["peak-rss-MiB"] * (1 << 20))
-    par = k["params"]
+    par = k.get("fair_budget", {})
     fair = (abs(par.get("pagecache_peak_rss", 0) - peak) <= 1 and
             abs(par.get("memcg_limit", 0) - peak) <= 4096 and
             "memcg.v" in k["config"] and len(k["reps"][0]["samples"]["t"]) > 0)
@@ -104,7 +104,7 @@ echo "== the kernel engine alone: the peak RSS under pagecache measured first"
 "$bin" bench --workload fio-randread --engine kernel --budget 8M --reps 1 --duration 1 \
 	--dir "$tmp/files" --out "$tmp/alone" >"$tmp/alone.log" 2>&1
 rc=$?
-got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["params"]; print(d["status"], p["pagecache_peak_rss"] > 8 << 20, p["memcg_limit"] == p["pagecache_peak_rss"] or not d["constrained"])' \
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["fair_budget"]; print(d["status"], p["pagecache_peak_rss"] > 8 << 20, p["memcg_limit"] == p["pagecache_peak_rss"] or not d["constrained"])' \
       "$tmp/alone/fio-randread-kernel.json" 2>&1)
 if [ "$rc" -eq 0 ] && [ "$got" = "ok True True" ]; then
 	echo "ok   kernel alone: limit = the peak RSS measured under pagecache"

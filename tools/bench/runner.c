@@ -437,10 +437,11 @@ static void cgroup_for_budget(const struct pcb_opts *opt, struct pcb_cgroup *cg)
  * the peak RSS of the same program under pagecache in this run, *peak,
  * which one unrecorded pagecache repetition measures first when the
  * pagecache engine did not run.  Without it the limit stays the budget's.
- * Both figures go into the run's params.  The parent's; the cgroup empty.
+ * Both figures go into the result's "fair_budget" (not its params, which
+ * compare expects equal between engines).  The parent's; the cgroup empty.
  */
-static void program_limit(struct run_ctx *c, struct pcb_cgroup *cg,
-			  struct pcb_params *par, uint64_t *peak)
+static json_t *program_limit(struct run_ctx *c, struct pcb_cgroup *cg,
+			     uint64_t *peak)
 {
 	if (!*peak && !pcb_stop) {
 		const struct pcb_engine_ops *ops = c->ops;
@@ -455,8 +456,8 @@ static void program_limit(struct run_ctx *c, struct pcb_cgroup *cg,
 	}
 	if (*peak)
 		pcb_cgroup_set_limit(cg, *peak);
-	pcb_param_set(par, "pagecache_peak_rss", (int64_t)*peak);
-	pcb_param_set(par, "memcg_limit", (int64_t)cg->limit);
+	return json_pack("{s:I, s:I}", "pagecache_peak_rss", (json_int_t)*peak,
+			 "memcg_limit", (json_int_t)cg->limit);
 }
 
 struct run_all {
@@ -493,15 +494,18 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 			for (int v = 0; v < nv && !pcb_stop; v++) {
 				struct pcb_result res;
 				bool served = c->wl->engines & PCB_ENG(e);
+				json_t *fair = NULL;
 
 				c->index++;
 				if (c->wl->program && c->ops->in_cgroup && cg.ok &&
 				    served && !opt->na[e][0])
-					program_limit(c, &cg, &par, &peak);
+					fair = program_limit(c, &cg, &peak);
 				make_names(c, e, variants[v]);
 				pcb_result_init(&res, c->wl, c->ops->name, c->label,
 						c->config, &par, all->machine,
 						c->ops->in_cgroup ? cg.ok : true);
+				if (fair)
+					json_object_set_new(res.root, "fair_budget", fair);
 				if (opt->nr_budgets > 1)
 					pcb_fmt_size(opt->budget, res.budget,
 						     sizeof(res.budget));
