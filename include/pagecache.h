@@ -68,9 +68,10 @@ int pc_cache_create(pc_cache **out, const char *config);
 /*
  * pc_config_check - parse @config as pc_cache_create does, creating
  * nothing: for a tool that passes a configuration on (pagecache exec).
- * Returns 0, or -EINVAL for an unknown key or a bad value (a message on
- * stderr says which).  A budget too small for its nodes is found only by
- * pc_cache_create.
+ * Returns 0, or -EINVAL for an unknown key, a bad value, a budget too
+ * small for its nodes or above memory.max (a message on stderr says
+ * which).  Only pc_cache_create finds what needs the memory itself
+ * (-ENOMEM).
  */
 int pc_config_check(const char *config);
 

@@ -339,8 +339,9 @@ int pc__config_parse(struct pc_config *cfg, const char *s)
 PC_EXPORT int pc_config_check(const char *config)
 {
 	struct pc_config cfg;
+	int r = pc__config_parse(&cfg, config);
 
-	return pc__config_parse(&cfg, config);
+	return r ? r : pc__config_check_budget(&cfg);
 }
 
 /* ------------------------------------------------------------------ */

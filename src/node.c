@@ -213,28 +213,44 @@ static void data_hugetlb(struct pc_cache *c, int nodes)
 	c->hugetlb_bytes = len;
 }
 
-int pc__nodes_init(struct pc_cache *c)
+/* The nodes @cfg asks for: its nodes=, or the machine's, within bounds. */
+static int config_nodes(const struct pc_config *cfg)
 {
-	int nodes = c->cfg.nodes ? c->cfg.nodes : pc__numa_nr_nodes();
-	uint64_t frames = c->cfg.memory >> PC_PAGE_SHIFT;
-	uint64_t per, span;
+	int nodes = cfg->nodes ? cfg->nodes : pc__numa_nr_nodes();
 
-	if (nodes < 1 || nodes > PC_MAX_NODES)
-		nodes = 1;
-	per = frames / (uint64_t)nodes;
-	if (per < PC_MIN_NODE_FRAMES) {
+	return nodes < 1 || nodes > PC_MAX_NODES ? 1 : nodes;
+}
+
+int pc__config_check_budget(const struct pc_config *cfg)
+{
+	int nodes = config_nodes(cfg);
+
+	if ((cfg->memory >> PC_PAGE_SHIFT) / (uint64_t)nodes < PC_MIN_NODE_FRAMES) {
 		fprintf(stderr, "pagecache: memory=%llu is too small for %d node(s): "
 			"each node needs at least %d pages (%d KiB)\n",
-			(unsigned long long)c->cfg.memory, nodes, PC_MIN_NODE_FRAMES,
+			(unsigned long long)cfg->memory, nodes, PC_MIN_NODE_FRAMES,
 			PC_MIN_NODE_FRAMES * 4);
 		return -EINVAL;
 	}
-	if (c->cfg.memory_max && c->cfg.memory_max < c->cfg.memory) {
+	if (cfg->memory_max && cfg->memory_max < cfg->memory) {
 		fprintf(stderr, "pagecache: memory.max=%llu is below memory=%llu\n",
-			(unsigned long long)c->cfg.memory_max,
-			(unsigned long long)c->cfg.memory);
+			(unsigned long long)cfg->memory_max,
+			(unsigned long long)cfg->memory);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int pc__nodes_init(struct pc_cache *c)
+{
+	int nodes = config_nodes(&c->cfg);
+	uint64_t per, span;
+	int r;
+
+	r = pc__config_check_budget(&c->cfg);
+	if (r)
+		return r;
+	per = (c->cfg.memory >> PC_PAGE_SHIFT) / (uint64_t)nodes;
 	span = node_span(c, nodes, per);
 	if (span * (uint64_t)nodes >= UINT32_MAX) {
 		if (per * (uint64_t)nodes >= UINT32_MAX - PC_FRAME_STEP * (uint64_t)nodes) {

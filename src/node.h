@@ -85,6 +85,8 @@ static inline uint64_t node_wmark_high(struct pc_node *n)
 }
 
 /* node.c */
+/* memory= against its nodes and memory.max= (message on stderr): 0, -EINVAL */
+int pc__config_check_budget(const struct pc_config *cfg);
 int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
 /* Set @n's watermarks from its nr_frames; free_lock (or create). */

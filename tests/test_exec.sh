@@ -66,6 +66,7 @@ check "bad option: 2"          [ "$(status "$bin" exec --bogus -- true)" = 2 ]
 check "missing value: 2"       [ "$(status "$bin" exec --memory)" = 2 ]
 check "unknown key: 2"         [ "$(status "$bin" exec --set no.such.key=1 -- true)" = 2 ]
 check "bad value: 2"           [ "$(status "$bin" exec --memory 12Q -- true)" = 2 ]
+check "budget too small: 2"    [ "$(status "$bin" exec --memory 1 -- true)" = 2 ]
 check "--set without =: 2"     [ "$(status "$bin" exec --set memory -- true)" = 2 ]
 check "no program: 2"          [ "$(status "$bin" exec --memory 4M)" = 2 ]
 check "a message on stderr"    sh -c "'$bin' exec --bogus -- true 2>&1 | grep -q bogus"

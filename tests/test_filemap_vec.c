@@ -216,6 +216,11 @@ static void test_config_check(void **state)
 	assert_int_equal(pc_config_check("memory=lots"), -EINVAL);
 	assert_int_equal(pc_config_check("no.such.key=1"), -EINVAL);
 	assert_int_equal(pc_config_check("memory"), -EINVAL);
+	/* what pc_cache_create would refuse for the budget alone */
+	assert_int_equal(pc_config_check("memory=1"), -EINVAL);
+	assert_int_equal(pc_config_check("memory=64K nodes=1"), 0);
+	assert_int_equal(pc_config_check("memory=64K nodes=2"), -EINVAL);
+	assert_int_equal(pc_config_check("memory=8M memory.max=4M"), -EINVAL);
 }
 
 int main(int argc, char **argv)

@@ -6,7 +6,7 @@
  *                  [--] PROGRAM [ARGS]
  *
  * It checks the configuration (pc_config_check: the keys and values of
- * pc_cache_create), puts libpagecache-preload.so at the end of LD_PRELOAD,
+ * pc_cache_create, and the budget against its nodes), puts libpagecache-preload.so at the end of LD_PRELOAD,
  * sets PAGECACHE_CONFIG (and PAGECACHE_STATS to FILE, made absolute and
  * emptied), and execs the program: no fork, so the exit status, the
  * signals and the process id are the program's.  The preload library is
