@@ -30,6 +30,8 @@
  *   BDI                  b->lock                 a bdi's dirty list
  *   TCTX                 t->lock                 a thread's LRU batches
  *   LRU                  n->lru_lock             a node's LRU lists
+ *   POPULATE             n->populate_mtx         a step faulted in ahead
+ *                                                (populate.c)
  *   FREE                 n->free_lock            a node's free list
  *   BDI_LIST             c->bdi_lock             the cache's bdi list
  *   BDI_BW               b->bw_lock              bandwidth period (trylock)
@@ -70,7 +72,7 @@
 
 #define PC_LOCK_RANKS(X) \
 	X(LIVE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
-	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(FREE) X(BDI_LIST) X(BDI_BW) \
+	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
 	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(ARENA) \
 	X(WAITQ)

@@ -21,8 +21,12 @@
  * on demand: when the free list is empty, rmqueue initializes the next
  * step's descriptors (touching 32 KiB of them) and pushes its frames on
  * the free list; the data is first touched by whoever fills a page.
- * Freed frames go back on the free list and stay for reuse; memory goes
- * back to the system only when the budget shrinks (resize.c).
+ * Freed frames go back on the free list and stay for reuse (LIFO: the
+ * warmest first; a step is taken only when the list is empty); memory goes
+ * back to the system only when the budget shrinks (resize.c).  kswapd
+ * faults the next steps in ahead of the allocator (populate.c), so the
+ * hot path seldom touches never-used memory itself (pggrow_cold counts
+ * the frames it did).
  *
  *   free list   singly linked through pc_page.lru_next, node->free_lock;
  *   nr_free     free-listed frames plus never-used frames below nr_frames:
@@ -293,6 +297,7 @@ int pc__nodes_init(struct pc_cache *c)
 		pc__lock_init(&n->kswapd_mtx, NULL, PC_RANK_KSWAPD, -1);
 		pthread_cond_init(&n->kswapd_cond, NULL);
 		pthread_cond_init(&n->alloc_cond, NULL);
+		pc__lock_init(&n->populate_mtx, c, PC_RANK_POPULATE, -1);
 		if (!c->cfg.nodes) {	/* real nodes: first touch lands there */
 			pc__numa_bind(c->data + ((size_t)n->first_pfn << PC_PAGE_SHIFT),
 				      span << PC_PAGE_SHIFT, i);
@@ -326,6 +331,7 @@ void pc__nodes_fini(struct pc_cache *c)
 			pc__lock_destroy(&n->kswapd_mtx);
 			pthread_cond_destroy(&n->kswapd_cond);
 			pthread_cond_destroy(&n->alloc_cond);
+			pc__lock_destroy(&n->populate_mtx);
 			pc__arena_destroy(n->tree_arena);
 		}
 	}
@@ -361,7 +367,11 @@ static void grow_locked(struct pc_cache *c, struct pc_node *n)
 	uint32_t hw = atomic_load_explicit(&n->hw, memory_order_relaxed);
 	uint32_t step = pc_min(PC_FRAME_STEP, atomic_load(&n->nr_frames) - hw);
 
+	uint32_t ready = atomic_load_explicit(&n->ready, memory_order_relaxed);
+
 	PC_ASSERT_HELD(&n->free_lock);
+	if (hw + step > ready)	/* memory nothing faulted in ahead */
+		pc__add(c, n->id, pggrow_cold, hw + step - pc_max(hw, ready));
 	for (uint32_t f = hw + step; f-- > hw;) {
 		uint32_t pfn = n->first_pfn + f;
 		struct pc_page *p = pfn_page(c, pfn);
@@ -384,6 +394,7 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 			       uint64_t floor)
 {
 	struct pc_page *p = NULL;
+	bool grew = false;
 
 	if (atomic_load_explicit(&n->nr_free, memory_order_relaxed) <= floor)
 		return NULL;
@@ -391,8 +402,10 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 	if (atomic_load(&n->nr_free) > floor) {
 		if (n->free_head == PC_NO_PFN &&
 		    atomic_load_explicit(&n->hw, memory_order_relaxed) <
-		    atomic_load(&n->nr_frames))
+		    atomic_load(&n->nr_frames)) {
 			grow_locked(c, n);
+			grew = true;
+		}
 		if (n->free_head != PC_NO_PFN) {
 			p = pfn_page(c, n->free_head);
 			n->free_head = p->lru_next;
@@ -403,6 +416,8 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 		}
 	}
 	pc__unlock(&n->free_lock);
+	if (grew)	/* the next step faulted in ahead, by kswapd */
+		pc__populate_after_grow(c, n);
 	if (!p)
 		return NULL;
 	PC_ASSERT(page_count(p) == 0);

@@ -1,8 +1,8 @@
 /*
  * node.h - memory nodes: struct pc_node (a slice of the budget: frames,
  * free list, watermarks, LRU lists, kswapd), and what works on one node:
- * its setup (node.c), its LRU lists under the lru lock (lru.c), its
- * reclaim (vmscan.c).  Included by the files that look inside a node;
+ * its setup (node.c), memory faulted in ahead (populate.c), its LRU
+ * lists under the lru lock (lru.c), its reclaim (vmscan.c).  Included by the files that look inside a node;
  * pages are allocated and freed through internal.h.
  */
 #ifndef PC_NODE_H
@@ -19,6 +19,8 @@ struct pc_lru {
 
 /* Frames a node takes from never-used memory at a time: 2 MiB of data. */
 #define PC_FRAME_STEP 512u
+/* Frames kswapd faults in ahead of the allocator at most (populate.c). */
+#define PC_POPULATE_AHEAD_MAX (4 * PC_FRAME_STEP)
 #define PC_MIN_NODE_FRAMES 16	/* the smallest share of the budget */
 
 struct pc_arena;
@@ -40,6 +42,11 @@ struct pc_node {
 					   and never-used frames of the share */
 	_Atomic uint64_t nr_retiring;	/* free_lock: frames above the share
 					   still in use (a shrink, resize.c) */
+	/* populate.c: frames [hw, ready) faulted in ahead by kswapd; ready
+	 * written under free_lock (atomic: read without it); populate_mtx
+	 * held across each populate step and each give-back (resize.c) */
+	_Atomic uint32_t ready;
+	struct pc_lock populate_mtx;
 	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
 
 	struct pc_lock lru_lock;
@@ -55,6 +62,7 @@ struct pc_node {
 	pthread_cond_t kswapd_cond;	/* kswapd sleeps here */
 	pthread_cond_t alloc_cond;	/* allocators wait for progress */
 	bool kswapd_wake;
+	bool populate_wake;		/* kswapd: populate ahead (populate.c) */
 	uint64_t wake_free;		/* nr_free when that wake was sent */
 	_Atomic bool stop;
 	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
@@ -94,12 +102,25 @@ void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
 /* A frame of node @nid only if it stays above its low mark; never reclaims. */
 struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 
+/*
+ * populate.c: never-used memory faulted in ahead of the allocator, off the
+ * hot path.  After the allocator initialized a step of @n:
+ */
+void pc__populate_after_grow(struct pc_cache *c, struct pc_node *n);
+/* Fault in the next step ahead of @n's allocator (kswapd); frames done. */
+unsigned pc__populate_step(struct pc_cache *c, struct pc_node *n);
+/* Frames [hw, ready) that nothing will use again: ready down to @share. */
+void pc__populate_forget_locked(struct pc_node *n, uint32_t share);
+
 /* lru.c: lru_lock held */
 void pc__lru_del_locked(struct pc_node *n, struct pc_page *p);
 void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail);
 
 /* vmscan.c */
 void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
+/* Ask @n's kswapd to populate ahead (populate.c) when it has nothing to
+ * reclaim; false when there is no kswapd to ask. */
+bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
 /*
  * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
  * many of the pages it looked at will become reclaimable without their

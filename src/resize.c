@@ -32,7 +32,9 @@
  *      data with MADV_DONTNEED from the first whole 2 MiB step, their
  *      descriptors - after a grace period, so no speculative reader still
  *      looks at one - from the first whole 2 MiB of descriptors, and hw
- *      comes down to the share, so a later growth initializes them anew.
+ *      comes down to the share, so a later growth initializes them anew;
+ *      memory kswapd faulted in ahead (populate.c) above the share goes
+ *      too, under populate_mtx so that none is being populated meanwhile.
  *
  * Why a retired descriptor is safe: its memory is never unmapped, only
  * given back (it then reads as zeros); its count is 0, so a speculative
@@ -299,26 +301,32 @@ static void give_back(struct pc_cache *c, struct pc_node *n)
 {
 	uint32_t share, hw, data_from, desc_from;
 
+	/* No step is being populated ahead while it is given back. */
+	pc__lock(&n->populate_mtx);
 	pc__lock(&n->free_lock);
 	share = atomic_load(&n->nr_frames);
-	hw = atomic_load(&n->hw);
+	/* Touched: initialized, or faulted in ahead (populate.c). */
+	hw = pc_max(atomic_load(&n->hw), atomic_load(&n->ready));
 	PC_ASSERT(!atomic_load(&n->nr_retiring));
-	if (hw > share)
+	if (atomic_load(&n->hw) > share)
 		atomic_store(&n->hw, share);	/* above: never used again */
+	pc__populate_forget_locked(n, share);
 	pc__unlock(&n->free_lock);
-	if (hw <= share)
-		return;
-	data_from = round_up(share, PC_FRAME_STEP);
-	if (data_from < hw)
-		madvise(c->data + ((size_t)(n->first_pfn + data_from) << PC_PAGE_SHIFT),
-			(size_t)(hw - data_from) << PC_PAGE_SHIFT, MADV_DONTNEED);
-	/* No reader that found a retired page in a tree is still at it. */
-	urcu_bp_synchronize_rcu();
-	desc_from = round_up(n->first_pfn + share, (uint32_t)DESC_STEP) - n->first_pfn;
-	if (desc_from < hw)
-		madvise(pfn_page(c, n->first_pfn + desc_from),
-			(size_t)(hw - desc_from) * sizeof(struct pc_page),
-			MADV_DONTNEED);
+	if (hw > share) {
+		data_from = round_up(share, PC_FRAME_STEP);
+		if (data_from < hw)
+			madvise(c->data + ((size_t)(n->first_pfn + data_from) << PC_PAGE_SHIFT),
+				(size_t)(hw - data_from) << PC_PAGE_SHIFT, MADV_DONTNEED);
+		/* No reader that found a retired page in a tree is still at it. */
+		urcu_bp_synchronize_rcu();
+		desc_from = round_up(n->first_pfn + share, (uint32_t)DESC_STEP) -
+			    n->first_pfn;
+		if (desc_from < hw)
+			madvise(pfn_page(c, n->first_pfn + desc_from),
+				(size_t)(hw - desc_from) * sizeof(struct pc_page),
+				MADV_DONTNEED);
+	}
+	pc__unlock(&n->populate_mtx);
 }
 
 /* ------------------------------------------------------------------ */

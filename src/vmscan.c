@@ -35,7 +35,9 @@
  * kswapd is woken or running gives way to it first (pc__kswapd_give_way:
  * until it frees pages, 1 ms at most) and reclaims directly only then.
  * After a run, kswapd also trims stale shadow entries when an eviction
- * asked for it (workingset.c).
+ * asked for it (workingset.c).  With nothing to reclaim it faults
+ * never-used memory in ahead of the allocator when asked (populate.c,
+ * populate_wake), a step at a time, a reclaim wake always first.
  *
  * Shrinking the inactive list (shrink_inactive):
  *   1. isolate: under lru_lock take up to 32 pages from the tail, each with
@@ -85,8 +87,8 @@
  * Locks: page lock (trylock) → tree lock → lru lock → free lock; nothing
  * is held while kswapd or a backoff sleeps, except the page locks of the
  * batch during a sleepy wait (as in the kernel's __remove_mapping).
- * kswapd_mtx guards kswapd_wake and is the mutex of kswapd_cond and
- * alloc_cond; reclaim_progress, kswapd_active, blunt_owner and
+ * kswapd_mtx guards kswapd_wake and populate_wake and is the mutex of
+ * kswapd_cond and alloc_cond; reclaim_progress, kswapd_active, blunt_owner and
  * tree_contended_ns are atomics read without a lock.
  */
 #include <stdlib.h>
@@ -658,6 +660,16 @@ static void *kswapd(void *arg)
 	pc_thread_set_node(c, n->id);
 	pc__lock(&n->kswapd_mtx);
 	while (!n->stop) {
+		if (!n->kswapd_wake && n->populate_wake) {
+			/* Nothing to reclaim: a step ahead (populate.c); a
+			 * reclaim wake is looked at again before the next. */
+			pc__unlock(&n->kswapd_mtx);
+			progress = pc__populate_step(c, n);
+			pc__lock(&n->kswapd_mtx);
+			if (!progress)
+				n->populate_wake = false;
+			continue;
+		}
 		if (!n->kswapd_wake) {
 			pc__cond_wait(&n->kswapd_cond, &n->kswapd_mtx);
 			continue;
@@ -705,6 +717,19 @@ void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n)
 		pthread_cond_signal(&n->kswapd_cond);
 	}
 	pc__unlock(&n->kswapd_mtx);
+}
+
+bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n)
+{
+	if (!c->cfg.kswapd || !n->kswapd_started)
+		return false;
+	pc__lock(&n->kswapd_mtx);
+	if (!n->populate_wake) {
+		n->populate_wake = true;
+		pthread_cond_signal(&n->kswapd_cond);
+	}
+	pc__unlock(&n->kswapd_mtx);
+	return true;
 }
 
 int pc__kswapd_start(struct pc_cache *c)

@@ -18,6 +18,7 @@ struct pc_tctx;
 	X(pgactivate) X(pgdeactivate) X(pgrefill) X(pgrotated) \
 	X(pgscan_kswapd) X(pgscan_direct) X(pgsteal_kswapd) X(pgsteal_direct) \
 	X(pgsteal_writeback_skip) X(pgsteal_resize) X(pgalloc) X(pgfree) \
+	X(pgpopulate_kswapd) X(pggrow_cold) \
 	X(allocstall) X(pgscan_direct_throttle) \
 	X(allocfail) X(kswapd_wakeup) X(kswapd_throttle) X(pageoutrun) \
 	X(workingset_refault_file) X(workingset_activate_file) \
