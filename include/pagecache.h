@@ -283,8 +283,9 @@ int pc_invalidate(pc_file *f);
  *
  * pc_cache_sync - the same for every file @c holds: when it returns,
  * everything written before the call is on the disk (in the device's
- * cache; pc_fsync makes it durable).  Returns 0, the first writeback
- * error met, -ENOMEM, or -EINVAL for NULL.
+ * cache; pc_fsync makes it durable), and the library holds no closed
+ * file open for writing (it can be executed: no ETXTBSY).  Returns 0, the
+ * first writeback error met, -ENOMEM, or -EINVAL for NULL.
  */
 int pc_cache_stat(pc_cache *c, struct stat *st);
 int pc_cache_unlinked(pc_cache *c, const struct stat *st);

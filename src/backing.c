@@ -20,6 +20,16 @@
  *   an open(2) of ours      the dirty ones after a writeback pass, and the
  *                           open(2) is tried once more
  *
+ * Nor may it keep the file open for writing when the program does not (a
+ * file open for writing cannot be executed: ETXTBSY).  A read-only opener
+ * gets a read-only descriptor; the first writable opener upgrades it (the
+ * old one stays open in m->ro_fd, for readers that loaded it, until the
+ * mapping lets its descriptors go).  Every clean closed mapping lets a
+ * read-write descriptor go once pc_cache_sync wrote it back (the preload
+ * library's fork, exec and exit), so a program written and closed can be
+ * run.  Left: a file open only for reading after a writer closed keeps
+ * the read-write descriptor until it is closed and synced too.
+ *
  *   budget: a quarter of RLIMIT_NOFILE's soft limit at create, between
  *   FD_BUDGET_MIN and FD_BUDGET_MAX (c->fd_budget); c->nr_closed_fds counts
  *   the closed mappings that hold descriptors.
@@ -55,6 +65,7 @@
 #include "backing.h"
 #include "bdi.h"
 
+#define NR_BACKING_FDS 3	/* fd, tail_fd, ro_fd */
 #define FD_BUDGET_MIN 16
 #define FD_BUDGET_MAX 512	/* MAX_CLOSED in inode.c: all of them */
 
@@ -103,25 +114,25 @@ static int reopen(struct pc_cache *c, int fd, int flags)
 	return pc__fd_high(pc__open_retry(c, proc, flags | O_CLOEXEC, 0));
 }
 
-int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct)
+int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct,
+		     bool *rdonly)
 {
+	int acc = writable ? O_RDWR : O_RDONLY;
 	int mfd;
 
 	*direct = true;
-	mfd = reopen(c, fd, O_RDWR | O_DIRECT);
+	*rdonly = !writable;
+	mfd = reopen(c, fd, acc | O_DIRECT);
 	if (mfd == -EINVAL) {	/* tmpfs and friends */
 		*direct = false;
-		mfd = reopen(c, fd, O_RDWR);
-	}
-	if (mfd < 0 && !writable && (mfd == -EACCES || mfd == -EROFS)) {
-		*direct = true;
-		mfd = reopen(c, fd, O_RDONLY | O_DIRECT);
-		if (mfd == -EINVAL) {
-			*direct = false;
-			mfd = reopen(c, fd, O_RDONLY);
-		}
+		mfd = reopen(c, fd, acc);
 	}
 	return mfd;
+}
+
+bool pc__backing_needs_locked(const struct pc_mapping *m, bool writable)
+{
+	return m->fd < 0 || (writable && m->fd_rdonly);
 }
 
 static void release_clean(struct pc_cache *c);
@@ -166,48 +177,57 @@ static bool releasable_locked(struct pc_mapping *m, int refs)
 }
 
 /*
- * Take @m's descriptors for the caller to close (out[0..1], -1 if none).
+ * Take @m's descriptors for the caller to close (out[], -1 if none).
  * mappings_lock held, releasable_locked(m).
  */
 static void backing_release_locked(struct pc_cache *c, struct pc_mapping *m,
-				   int out[2])
+				   int out[NR_BACKING_FDS])
 {
 	pc__lock(&m->disk_size_lock);
 	out[0] = m->fd;
 	out[1] = atomic_exchange(&m->tail_fd, -1);
+	out[2] = m->ro_fd;
 	m->fd = -1;
+	m->ro_fd = -1;
 	pc__unlock(&m->disk_size_lock);
 	if (m->on_closed_list)
 		c->nr_closed_fds--;
 	pc__inc(c, 0, backing_fd_release);
 }
 
-static void close_pair(const int fds[2])
+static void close_pair(const int fds[NR_BACKING_FDS])
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < NR_BACKING_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 }
 
 void pc__backing_close(struct pc_mapping *m)
 {
-	int fds[2] = { m->fd, atomic_load(&m->tail_fd) };
+	int fds[NR_BACKING_FDS] = { m->fd, atomic_load(&m->tail_fd), m->ro_fd };
 
 	close_pair(fds);
 	m->fd = -1;
+	m->ro_fd = -1;
 	atomic_store(&m->tail_fd, -1);
 }
 
-bool pc__backing_attach_locked(struct pc_mapping *m, int fd)
+bool pc__backing_attach_locked(struct pc_mapping *m, int fd, bool rdonly)
 {
 	struct pc_cache *c = m->cache;
+	bool had = m->fd >= 0;
 
-	if (m->fd >= 0)
+	if (!pc__backing_needs_locked(m, !rdonly))
 		return false;	/* another opener attached first */
 	pc__lock(&m->disk_size_lock);
+	if (had) {		/* the upgrade: readers may hold the old one */
+		PC_ASSERT(m->ro_fd < 0);
+		m->ro_fd = m->fd;
+	}
 	m->fd = fd;
+	m->fd_rdonly = rdonly;
 	pc__unlock(&m->disk_size_lock);
-	if (m->on_closed_list)
+	if (m->on_closed_list && !had)
 		c->nr_closed_fds++;
 	return true;
 }
@@ -219,7 +239,7 @@ bool pc__backing_attach_locked(struct pc_mapping *m, int fd)
  */
 static void release_after_writeback(struct pc_cache *c, struct pc_mapping *m)
 {
-	int fds[2] = { -1, -1 };
+	int fds[NR_BACKING_FDS] = { -1, -1, -1 };
 
 	bool ours_put = false;
 
@@ -239,7 +259,7 @@ static void release_after_writeback(struct pc_cache *c, struct pc_mapping *m)
 void pc__backing_trim(struct pc_cache *c)
 {
 	struct pc_mapping *m, *dirty = NULL;
-	int fds[2] = { -1, -1 };
+	int fds[NR_BACKING_FDS] = { -1, -1, -1 };
 
 	pc__lock(&c->mappings_lock);
 	for (m = closed_first(c); m && c->nr_closed_fds > c->fd_budget;
@@ -273,7 +293,7 @@ static unsigned release_closed(struct pc_cache *c, struct pc_mapping **dirty,
 	pc__inc(c, 0, backing_fd_emfile);
 	pc__lock(&c->mappings_lock);
 	for (struct pc_mapping *m = closed_first(c); m; m = closed_next(m)) {
-		int fds[2];
+		int fds[NR_BACKING_FDS];
 
 		if (m->fd < 0)
 			continue;
@@ -293,6 +313,20 @@ static unsigned release_closed(struct pc_cache *c, struct pc_mapping **dirty,
 static void release_clean(struct pc_cache *c)
 {
 	release_closed(c, NULL, 0);
+}
+
+void pc__backing_release_writers(struct pc_cache *c)
+{
+	pc__lock(&c->mappings_lock);
+	for (struct pc_mapping *m = closed_first(c); m; m = closed_next(m)) {
+		int fds[NR_BACKING_FDS];
+
+		if (m->fd < 0 || m->fd_rdonly || !releasable_locked(m, 1))
+			continue;
+		backing_release_locked(c, m, fds);
+		close_pair(fds);	/* regular files: no blocking */
+	}
+	pc__unlock(&c->mappings_lock);
 }
 
 void pc__backing_release_all(struct pc_cache *c)

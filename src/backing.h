@@ -14,10 +14,19 @@ void pc__backing_init(struct pc_cache *c);	/* the budget, at create */
 /* open(2), trying once more after pc__backing_release_all on EMFILE. */
 int pc__open_retry(struct pc_cache *c, const char *path, int flags,
 		   mode_t mode);
-/* A backing fd for the file of @fd (O_DIRECT if it can); fd or -errno. */
-int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct);
-/* @fd becomes @m's (mappings_lock held); false: @m had one, close yours. */
-bool pc__backing_attach_locked(struct pc_mapping *m, int fd);
+/*
+ * A backing fd for the file of @fd (O_DIRECT if it can), read-write for
+ * a @writable opener, read-only (*@rdonly) for another; fd or -errno.
+ */
+int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct,
+		     bool *rdonly);
+/*
+ * @fd becomes @m's (mappings_lock held): if it has none, or if @fd is
+ * read-write and @m's read-only (the upgrade); false: close yours.
+ */
+bool pc__backing_attach_locked(struct pc_mapping *m, int fd, bool rdonly);
+/* Does an opener of @m with @writable need a backing fd made first? */
+bool pc__backing_needs_locked(const struct pc_mapping *m, bool writable);
 /*
  * The descriptor that writes @m's partial last block exactly: m->fd if it
  * is buffered, else m->tail_fd, opened at the first need.  @may_release:
@@ -28,6 +37,8 @@ int pc__backing_tail_fd(struct pc_mapping *m, bool may_release);
 void pc__backing_trim(struct pc_cache *c);
 /* Every closed mapping lets its descriptors go (dirty ones written back). */
 void pc__backing_release_all(struct pc_cache *c);
+/* The closed clean mappings with a read-write descriptor let it go. */
+void pc__backing_release_writers(struct pc_cache *c);
 void pc__backing_close(struct pc_mapping *m);	/* teardown */
 /* Does @st (a stat of some path or fd) name @m's file? */
 bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st);

@@ -261,7 +261,7 @@ int pc__mapping_sync(struct pc_mapping *m)
 
 /* A new mapping of the file of @st, @mfd its backing fd (backing.c). */
 static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
-				      const struct stat *st)
+				      bool rdonly, const struct stat *st)
 {
 	struct pc_mapping *m = calloc(1, sizeof(*m));
 
@@ -272,6 +272,8 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 	m->dev = st->st_dev;
 	m->ino = st->st_ino;
 	m->fd = mfd;
+	m->fd_rdonly = rdonly;
+	m->ro_fd = -1;
 	atomic_init(&m->tail_fd, -1);
 	m->bdi = pc__bdi_get(c, st->st_dev);
 	if (!m->bdi) {
@@ -362,7 +364,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		     pc_file **out)
 {
 	bool writable = (flags & O_ACCMODE) != O_RDONLY;
-	bool found = false, direct = false;
+	bool found = false, direct = false, rdonly = false;
 	struct pc_mapping *m;
 	struct pc_file *f;
 	int mfd = -1;
@@ -377,15 +379,15 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	pc__lock(&c->mappings_lock);
 	for (;;) {
 		m = lookup_locked(c, st);
-		if (m && m->fd >= 0)
+		if (m && !pc__backing_needs_locked(m, writable))
 			break;
 		if (mfd >= 0) {	/* made below, the table looked at again */
-			if (m && pc__backing_attach_locked(m, mfd))
+			if (m && pc__backing_attach_locked(m, mfd, rdonly))
 				mfd = -1;
 			break;
 		}
 		pc__unlock(&c->mappings_lock);
-		mfd = pc__backing_open(c, fd, writable, &direct);
+		mfd = pc__backing_open(c, fd, writable, &direct, &rdonly);
 		if (mfd < 0) {
 			free(f);
 			return mfd;
@@ -393,7 +395,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		pc__lock(&c->mappings_lock);
 	}
 	if (!m) {
-		m = mapping_new(c, mfd, direct, st);
+		m = mapping_new(c, mfd, direct, rdonly, st);
 		if (!m) {
 			pc__unlock(&c->mappings_lock);
 			close(mfd);
@@ -627,6 +629,7 @@ PC_EXPORT int pc_cache_sync(pc_cache *c)
 		pc__mapping_put(all[i]);
 	}
 	free(all);
+	pc__backing_release_writers(c);	/* clean now: exec may follow */
 	return first;
 }
 

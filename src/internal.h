@@ -71,13 +71,17 @@ struct pc_mapping {
 	ino_t ino;			/* read-only */
 	/*
 	 * Backing descriptors (backing.c): changed under mappings_lock and
-	 * disk_size_lock, only while the mapping is closed; -1 while it
-	 * holds none.  Used by holders of a reference that have it open or
-	 * see it dirty (it keeps them then), by others under disk_size_lock.
+	 * disk_size_lock, only while the mapping is closed - but for fd's
+	 * one upgrade from read-only to read-write at a writable open,
+	 * which keeps the old one open in ro_fd; -1 while it holds none.
+	 * Used by holders of a reference that have it open or see it dirty
+	 * (it keeps them then), by others under disk_size_lock.
 	 */
-	int fd;				/* O_DIRECT where the fs takes it */
+	_Atomic int fd;			/* O_DIRECT where the fs takes it */
 	_Atomic int tail_fd;		/* buffered twin for a partial last
 					   block; -1 until one is written */
+	int ro_fd;			/* fd before its upgrade, or -1 */
+	bool fd_rdonly;			/* fd is O_RDONLY: no writer had it */
 	bool direct;			/* fd has O_DIRECT; read-only */
 	struct pc_bdi *bdi;		/* read-only */
 

@@ -494,8 +494,12 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 
 	w.m = m;
 	w.nr = w.nreq = 0;
-	/* The tail's descriptor now, while a failure to get one may free some. */
-	if (m->direct && (atomic_load(&m->size) & (PC_PAGE_SIZE - 1)))
+	/*
+	 * The tail's descriptor now, while a failure to get one may free
+	 * some; only with pages to write (it is open for writing).
+	 */
+	if (m->direct && (atomic_load(&m->size) & (PC_PAGE_SIZE - 1)) &&
+	    atomic_load(&m->nr_dirty))
 		(void)pc__backing_tail_fd(m, true);
 	if (sync) {
 		pc__lock(&m->tree_lock);

@@ -11,7 +11,13 @@
  *                         the closed mappings' descriptors and succeeds;
  *   closed_keep_pages     a closed mapping without descriptors keeps its
  *                         pages: reopened, it reads them without I/O; a
- *                         file changed behind it is revalidated instead.
+ *                         file changed behind it is revalidated instead;
+ *   no_hidden_writer      a reader never holds the file open for
+ *                         writing, nor a closed file once pc_cache_sync
+ *                         wrote it back: a program read, or written and
+ *                         closed, can be executed (no ETXTBSY); a
+ *                         reader's descriptor upgraded for a writer reads
+ *                         the writer's data from the disk.
  *
  * Cases that lower RLIMIT_NOFILE run in a child process (fork): it does
  * plain checks and reports by exit status, which the test asserts.
@@ -23,6 +29,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -270,12 +277,131 @@ static void test_closed_keep_pages(void **state)
 		unlink(nth(i));
 }
 
+/* Descriptors of this process open for writing on the file of @st. */
+static unsigned writers_of(const struct stat *st)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char info[64], line[128];
+		struct stat fst;
+		unsigned flags = 0;
+		FILE *fi;
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] == '.' || fstat(fd, &fst) != 0 ||
+		    fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
+			continue;
+		snprintf(info, sizeof(info), "/proc/self/fdinfo/%d", fd);
+		fi = fopen(info, "r");
+		if (!fi)
+			continue;
+		while (fgets(line, sizeof(line), fi))
+			if (sscanf(line, "flags: %o", &flags) == 1)
+				break;
+		fclose(fi);
+		n += (flags & O_ACCMODE) != O_RDONLY;
+	}
+	closedir(d);
+	return n;
+}
+
+/* execv(@path) in a child: its exit status, or 128 + errno of execv. */
+static int run_program(const char *path)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(path, path, (char *)NULL);
+		_exit(128 + errno);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* A copy of /bin/true at @path, written behind the cache. */
+static void copy_true(const char *path)
+{
+	char buf[65536];
+	int in = open("/bin/true", O_RDONLY), out;
+	ssize_t n;
+
+	assert_true(in >= 0);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	assert_true(out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	assert_int_equal(close(out), 0);
+}
+
+static void test_no_hidden_writer(void **state)
+{
+	const char *prog = tu_path("prog"), *data = tu_path("data");
+	char page[PG], got[PG];
+	pc_cache *c = tu_cache("memory=4M");
+	pc_file *r, *w;
+	struct stat st;
+
+	(void)state;
+	copy_true(prog);
+	assert_int_equal(stat(prog, &st), 0);
+	/* read: a read-only descriptor, and the program still runs */
+	assert_int_equal(pc_open(c, prog, O_RDONLY, 0, &r), 0);
+	assert_int_equal(pc_pread(r, page, PG, 0), PG);
+	assert_true(st.st_size % PG != 0);	/* a tail: no writer for it */
+	assert_int_equal(pc_cache_sync(c), 0);
+	assert_int_equal(writers_of(&st), 0);
+	assert_int_equal(run_program(prog), 0);
+	/* a writer of the same bytes: the descriptor is upgraded ... */
+	assert_int_equal(pc_open(c, prog, O_RDWR, 0, &w), 0);
+	assert_true(writers_of(&st) >= 1);
+	assert_int_equal(pc_pwrite(w, page, PG, 0), PG);
+	assert_int_equal(pc_close(w), 0);
+	assert_int_equal(pc_close(r), 0);
+	/* ... and let go once the closed file is written back */
+	assert_int_equal(pc_cache_sync(c), 0);
+	assert_int_equal(writers_of(&st), 0);
+	assert_int_equal(run_program(prog), 0);
+	/* a writer alone, its pages dirty at its close: the same */
+	assert_int_equal(pc_open(c, prog, O_WRONLY, 0, &w), 0);
+	assert_int_equal(pc_pwrite(w, page, PG, 0), PG);
+	assert_int_equal(pc_close(w), 0);
+	assert_int_equal(pc_cache_sync(c), 0);
+	assert_int_equal(writers_of(&st), 0);
+	assert_int_equal(run_program(prog), 0);
+
+	/* the reader's old descriptor retired, the new one reads the disk */
+	tu_make_file(data, 4, 1);
+	assert_int_equal(pc_open(c, data, O_RDONLY, 0, &r), 0);
+	assert_int_equal(pc_pread(r, got, PG, PG), PG);
+	assert_int_equal(pc_open(c, data, O_RDWR, 0, &w), 0);
+	tu_pattern(page, PG, 7, PG);
+	assert_int_equal(pc_pwrite(w, page, PG, PG), PG);
+	assert_int_equal(pc_fsync(w), 0);
+	assert_int_equal(pc_fadvise(r, 0, 0, POSIX_FADV_DONTNEED), 0);
+	assert_int_equal(pc_pread(r, got, PG, PG), PG);
+	assert_memory_equal(got, page, PG);
+	assert_int_equal(pc_close(w), 0);
+	assert_int_equal(pc_close(r), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(prog);
+	unlink(data);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_keep_pages),
 		cmocka_unit_test(test_emfile_releases),
 		cmocka_unit_test(test_many_files_low_limit),
+		cmocka_unit_test(test_no_hidden_writer),
 	};
 
 	if (argc > 1)
