@@ -7,8 +7,8 @@
  * file's size, mtime and ctime on the disk as the cache last left it or
  * found it: set when the mapping is made, and refreshed whenever the cache
  * changed the file itself: when its last write in flight completes
- * (writeback.c), at the last close and pc__mapping_sync, after
- * truncation, fallocate and invalidation.
+ * (writeback.c), at pc__mapping_sync, after truncation, fallocate and
+ * invalidation (not at close: each of those recorded what it did).
  *
  * Close-to-open (NFS's model).  Every open of a mapping already in the
  * table compares the opener's fstat with m->seen (pc__revalidate).  A

@@ -34,7 +34,9 @@
  * pages past it, the tail page's bytes past it; a write of an old page
  * still in flight when the disk was cut may have extended it again, so
  * once every writeback from the new last page on is over the disk is cut
- * once more if it must (truncate_locked).
+ * once more if it must (truncate_locked).  An O_TRUNC open of a file the
+ * opener's fstat shows empty, of which the cache holds nothing, cuts
+ * nothing and calls no ftruncate(2) (holds_nothing).
  *
  * Each open of a mapping already in the table revalidates it against the
  * disk (coherence.c: close-to-open coherence between processes).
@@ -292,6 +294,26 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 }
 
 /*
+ * Nothing of @m in the cache, nothing on its way to the disk: with the
+ * opener's fstat showing the file empty, O_TRUNC has nothing to cut and
+ * costs no ftruncate(2) - aim7's creat-clo reopens one empty file a
+ * thousand times.  (The kernel's O_TRUNC would touch the file's times
+ * even then; ours leaves an empty file as it is.)  i_rwsem held.
+ */
+static bool holds_nothing(struct pc_mapping *m)
+{
+	return !atomic_load(&m->size) && !atomic_load(&m->nr_pages) &&
+	       !atomic_load(&m->nr_dirty) && !atomic_load(&m->nr_writeback);
+}
+
+static void seen_set(struct pc_mapping *m, const struct stat *st)
+{
+	pc__lock(&m->disk_size_lock);
+	pc__seen_set_locked(m, st);
+	pc__unlock(&m->disk_size_lock);
+}
+
+/*
  * Truncate to @len: ftruncate(2) first - its error is returned and the
  * cache left as it was - then the cache (see the top).  i_rwsem held
  * exclusively.
@@ -301,6 +323,7 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 	struct pc_cache *c = m->cache;
 	int64_t old = atomic_load(&m->size);
 	struct stat st;
+	bool stat_ok;
 
 	pc__lock(&m->disk_size_lock);
 	if (ftruncate(m->fd, len) != 0) {
@@ -335,10 +358,14 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 					 UINT64_MAX);
 	}
 	pc__lock(&m->disk_size_lock);
-	if (fstat(m->fd, &st) == 0 && st.st_size > len &&
-	    ftruncate(m->fd, len) != 0)
-		pc__errseq_set(m, -errno);
-	pc__seen_refresh_locked(m);
+	stat_ok = fstat(m->fd, &st) == 0;
+	if (stat_ok && st.st_size <= len) {
+		pc__seen_set_locked(m, &st);	/* that stat is the record */
+	} else {
+		if (stat_ok && ftruncate(m->fd, len) != 0)
+			pc__errseq_set(m, -errno);
+		pc__seen_refresh_locked(m);
+	}
 	pc__unlock(&m->disk_size_lock);
 	return 0;
 }
@@ -422,10 +449,13 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	if (mfd >= 0)
 		close(mfd);	/* another opener gave it one first */
 	if ((flags & O_TRUNC) && writable) {
-		int e;
+		int e = 0;
 
 		pc__write_lock(&m->i_rwsem);
-		e = truncate_locked(m, 0);
+		if (st->st_size || !holds_nothing(m))
+			e = truncate_locked(m, 0);
+		else	/* empty on the disk and here: nothing to cut */
+			seen_set(m, st);
 		pc__rw_unlock(&m->i_rwsem);
 		if (e) {	/* open(2) would have failed: so do we */
 			pc_close(f);
@@ -535,8 +565,11 @@ PC_EXPORT int pc_close(pc_file *f)
 		closed_add_locked(c, m);
 	}
 	pc__unlock(&c->mappings_lock);
-	if (last && !drop && !m->unlinked)
-		pc__seen_refresh(m);	/* as the next opener will compare */
+	/*
+	 * m->seen needs no fstat here: the disk changes under us only by our
+	 * writes, truncations and fallocate, and each records the file when
+	 * it is done (the last write in flight at its completion).
+	 */
 	if (drop)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */
 	pc__mapping_put(m);		/* the file's */

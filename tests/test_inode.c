@@ -12,6 +12,10 @@
  *                        return EIO in one thread): pc_ftruncate, shrinking
  *                        or growing, and pc_open(O_TRUNC) return -EIO and
  *                        leave the cache as it was, dirty pages included;
+ *   empty_trunc          with the same filter, O_TRUNC of an empty file
+ *                        whose mapping holds nothing succeeds (it calls no
+ *                        ftruncate: aim7 creat-clo), and of one holding a
+ *                        byte fails;
  *   fsync_errors_once    four threads fsync one open file without pause
  *                        while errors happen one after another: each is
  *                        reported exactly once (the per-open cursor); and
@@ -185,6 +189,48 @@ static void test_truncate_fails(void **state)
 
 	(void)state;
 	assert_int_equal(pthread_create(&t, NULL, truncate_fails, NULL), 0);
+	tu_join(t);
+}
+
+/*
+ * aim7 creat-clo: O_TRUNC of a file empty on the disk whose mapping holds
+ * nothing has nothing to cut and calls no ftruncate(2) - here it fails
+ * with EIO, and a thousand such opens succeed all the same; once the file
+ * holds a byte, O_TRUNC cuts again (and fails).
+ */
+static void *empty_trunc(void *arg)
+{
+	const char *path = tu_path("creatclo");
+	pc_cache *c;
+	pc_file *f, *g;
+
+	(void)arg;
+	assert_int_equal(pc_cache_create(&c, "memory=4M io=sync"), 0);
+	unlink(path);
+	assert_int_equal(pc_open(c, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_close(f), 0);
+	ftruncate_fails();
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(pc_open(c, path, O_WRONLY | O_CREAT | O_TRUNC,
+					 0644, &f), 0);
+		assert_int_equal(pc_close(f), 0);
+	}
+	assert_int_equal(pc_open(c, path, O_WRONLY, 0, &f), 0);
+	assert_int_equal(pc_pwrite(f, "x", 1, 0), 1);	/* cached, dirty */
+	assert_int_equal(pc_open(c, path, O_WRONLY | O_TRUNC, 0, &g), -EIO);
+	assert_int_equal(pc_size(f), 1);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(path);
+	return NULL;
+}
+
+static void test_empty_trunc(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, empty_trunc, NULL), 0);
 	tu_join(t);
 }
 
@@ -380,6 +426,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_evicted_dirty_kept),
 		cmocka_unit_test(test_sync_keeps_dirty),
 		cmocka_unit_test(test_truncate_fails),
+		cmocka_unit_test(test_empty_trunc),
 		cmocka_unit_test(test_fsync_errors_once),
 		cmocka_unit_test(test_cursor_race),
 		cmocka_unit_test(test_starvation),
