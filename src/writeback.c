@@ -36,6 +36,9 @@
  *     one): the disk is never longer than a size the file had, even if
  *     the process dies before the next fsync.  A dirty page wholly past
  *     the size is being truncated: it is left to the truncation.
+ *   - a data-integrity pass over at most WB_NOW_PAGES pages (the pages
+ *     of an O_SYNC or O_DSYNC write) marks its requests now: its caller
+ *     does them itself, since it waits for them right after;
  *   - a writer of pages must never sleep while it holds pages under
  *     writeback that it has not submitted (whoever waits for them would
  *     wait for it): before every sleeping lock or writeback wait the run
@@ -250,9 +253,17 @@ struct wb_io {
 	struct iovec iov[PC_MAX_IO_PAGES];
 };
 
+/*
+ * A data-integrity writeback of at most this many pages (an O_SYNC or
+ * O_DSYNC write's pages) is done by its caller, who waits for it at once
+ * (pc_io_req.now): no completion thread between the device and it.
+ */
+#define WB_NOW_PAGES 16
+
 /* One pc__writeback_range call: the open run and the unsent requests. */
 struct wb_ctl {
 	struct pc_mapping *m;
+	bool now;				/* requests marked now */
 	unsigned nr;				/* pages in run[] */
 	unsigned nreq;				/* requests in reqs[] */
 	struct pc_page *run[PC_MAX_IO_PAGES];	/* under writeback, unsent */
@@ -435,6 +446,7 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 		.iovcnt = (int)n,
 		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
 		.dontneed = tail || !m->direct,	/* a buffered descriptor */
+		.now = w->now,
 		.end_io = wb_end_io,
 	};
 	w->reqs[w->nreq++] = &io->req;
@@ -493,6 +505,7 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	int written = 0;
 
 	w.m = m;
+	w.now = sync && end - start < WB_NOW_PAGES;
 	w.nr = w.nreq = 0;
 	/*
 	 * The tail's descriptor now, while a failure to get one may free

@@ -884,6 +884,41 @@ static void test_unlinked_close_writes_nothing(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * An O_SYNC or O_DSYNC write's pages are written by the writer itself
+ * (pc_io_req.now: no completion thread between the device and it), and
+ * only its pages: a 1 KiB write, one request of one page; an fsync of
+ * 64 dirty pages is queued as ever (no request marked now).
+ */
+static void test_sync_write_by_writer(void **state)
+{
+	const char *path = tu_path("syncnow");
+	pc_cache *c = mk("memory=16M io=fault");
+	unsigned char kb[1024];
+	uint64_t pages;
+	pc_file *f;
+
+	(void)state;
+	memset(kb, 's', sizeof(kb));
+	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
+	write_pat(f, 0, 64 * PAGE, 31);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc__io_fault_now(c->io, NULL), 0);
+	assert_int_equal(pc_close(f), 0);
+	for (int mode = 0; mode < 2; mode++) {
+		f = op(c, path, O_WRONLY | (mode ? O_DSYNC : O_SYNC));
+		pc__io_fault_clear(c->io);
+		assert_int_equal(pc_pwrite(f, kb, sizeof(kb), 5 * PAGE + 100),
+				 (ssize_t)sizeof(kb));
+		assert_int_equal(pc__io_fault_now(c->io, &pages), 1);
+		assert_int_equal(pages, 1);
+		assert_int_equal(vm(c, "nr_dirty"), 0);
+		assert_int_equal(pc_close(f), 0);
+	}
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(path);
+}
+
 /* Past the freerun point unlinked files are written like any other. */
 static void test_unlinked_written_under_pressure(void **state)
 {
@@ -1147,6 +1182,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unlinked_close_writes_nothing),
 		cmocka_unit_test(test_unlinked_written_under_pressure),
 		cmocka_unit_test(test_end_writeback_rotates),
+		cmocka_unit_test(test_sync_write_by_writer),
 		cmocka_unit_test(test_waiters_bit_counts),
 		cmocka_unit_test(test_lock_stress_waiters_bit),
 		cmocka_unit_test(test_lock_stress_no_waiters_bit),
