@@ -220,23 +220,14 @@ static int write_tables(const struct pcc_db *db, const char *dir, bool all,
 {
 	char *path;
 	FILE *f;
-	int rc = 0;
+	int rc;
 
-	if (asprintf(&path, "%s/compare.txt", dir) < 0)
-		return -ENOMEM;
-	f = fopen(path, "w");
-	if (!f) {
-		rc = -errno;
-		fprintf(err, "compare: %s: %s\n", path, strerror(-rc));
-		free(path);
+	rc = pcc_file_create(dir, "compare.txt", &path, &f, err);
+	if (rc < 0)
 		return rc;
-	}
 	print_intro(db, f);
 	print_tables(db, FMT_BOTH, all, true, f);
-	if (fclose(f) != 0) {
-		rc = -EIO;
-		fprintf(err, "compare: %s: write failed\n", path);
-	}
+	rc = pcc_file_close(f, path, err);
 	free(path);
 	return rc;
 }

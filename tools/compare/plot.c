@@ -618,22 +618,13 @@ static int draw(const struct pcc_db *db, const struct pcc_verdict *v,
 		free(gp);
 		return rc;
 	}
-	if (asprintf(&script, "%s/%s", dir, name) < 0) {
-		free(gp);
-		return -ENOMEM;
-	}
-	f = fopen(script, "w");
-	if (!f) {
-		rc = -errno;
-		fprintf(err, "compare: %s: %s\n", script, strerror(-rc));
+	rc = pcc_file_create(dir, name, &script, &f, err);
+	if (rc < 0)
 		goto out;
-	}
 	charts = write(db, v, in_dir ? "." : dir, f);
-	if (fclose(f) != 0) {
-		rc = -EIO;
-		fprintf(err, "compare: %s: write failed\n", script);
+	rc = pcc_file_close(f, script, err);
+	if (rc < 0)
 		goto out;
-	}
 	if (!charts)
 		goto out;
 	f = open_memstream(&cmd, &len);

@@ -688,22 +688,44 @@ static void files_section(const struct pcc_db *db, const char *dir,
 	fputs("</table>\n", f);
 }
 
+int pcc_file_create(const char *dir, const char *name, char **path,
+		    FILE **f, FILE *err)
+{
+	int rc;
+
+	if (asprintf(path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	*f = fopen(*path, "w");
+	if (!*f) {
+		rc = -errno;
+		fprintf(err, "compare: %s: %s\n", *path, strerror(-rc));
+		free(*path);
+		*path = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+int pcc_file_close(FILE *f, const char *path, FILE *err)
+{
+	if (fclose(f) == 0)
+		return 0;
+	fprintf(err, "compare: %s: write failed\n", path);
+	return -EIO;
+}
+
 int pcc_report_html(const struct pcc_db *db, const struct pcc_verdict *v,
 		    const char *dir, bool plots, FILE *err)
 {
 	char *path, *overview;
 	FILE *f;
-	int rc = 0;
+	int rc;
 
-	if (!db->nset || asprintf(&path, "%s/report.html", dir) < 0)
+	if (!db->nset)
 		return -ENOMEM;
-	f = fopen(path, "w");
-	if (!f) {
-		rc = -errno;
-		fprintf(err, "compare: %s: %s\n", path, strerror(-rc));
-		free(path);
+	rc = pcc_file_create(dir, "report.html", &path, &f, err);
+	if (rc < 0)
 		return rc;
-	}
 	header(db, v, dir, f);
 	verdict_table(db, v, f);
 	fputs("<h2 id=\"overview\">Overview</h2>\n", f);
@@ -731,10 +753,7 @@ int pcc_report_html(const struct pcc_db *db, const struct pcc_verdict *v,
 	files_section(db, dir, plots, f);
 	fputs("</body>\n</html>\n", f);
 	free(overview);
-	if (fclose(f) != 0) {
-		rc = -EIO;
-		fprintf(err, "compare: %s: write failed\n", path);
-	}
+	rc = pcc_file_close(f, path, err);
 	free(path);
 	return rc;
 }

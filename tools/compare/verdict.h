@@ -83,5 +83,14 @@ int pcc_plot_report(const struct pcc_db *db, const struct pcc_verdict *v,
  * a negative errno (said on err). */
 int pcc_report_html(const struct pcc_db *db, const struct pcc_verdict *v,
 		    const char *dir, bool plots, FILE *err);
+/*
+ * The files compare writes (compare.txt, report.html, gnuplot scripts):
+ * pcc_file_create opens dir/name for writing, *path its name (the caller
+ * frees it), 0 or a negative errno; pcc_file_close closes it, -EIO if the
+ * write failed.  Both say what went wrong on err.
+ */
+int pcc_file_create(const char *dir, const char *name, char **path,
+		    FILE **f, FILE *err);
+int pcc_file_close(FILE *f, const char *path, FILE *err);
 
 #endif
