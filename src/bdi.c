@@ -422,9 +422,9 @@ static void *flusher(void *arg)
 			pc__cond_timedwait(&b->wake_cond, &b->wake_mtx, &ts);
 		}
 		work = b->work;
+		atomic_store(&b->busy, true);	/* before the work is seen gone */
 		b->work = 0;
 		pc__unlock(&b->wake_mtx);
-		atomic_store(&b->busy, true);
 		pc__inc(c, 0, flusher_wakeups);
 		adjust_backoff(b, write_some(b, work));
 		atomic_store(&b->busy, false);
@@ -437,6 +437,16 @@ static void *flusher(void *arg)
 	}
 	pc__unlock(&b->wake_mtx);
 	return NULL;
+}
+
+bool pc__bdi_flusher_idle(struct pc_bdi *b)
+{
+	bool idle;
+
+	pc__lock(&b->wake_mtx);
+	idle = !b->work && !atomic_load(&b->busy);
+	pc__unlock(&b->wake_mtx);
+	return idle && atomic_load(&b->in_flight) == 0;
 }
 
 void pc__bdi_wakeup(struct pc_bdi *b, unsigned work)

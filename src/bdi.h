@@ -76,6 +76,12 @@ void pc__bdi_mark_dirty(struct pc_mapping *m);	/* put on dirty list */
 void pc__bdi_remove(struct pc_mapping *m);
 /* Off the dirty list if it is clean (or off already): true; dirty: false. */
 bool pc__bdi_retire_if_clean(struct pc_mapping *m);
+/*
+ * Is @b's flusher idle: not in a pass, not woken for one it has yet to
+ * start (a flusher that is not scheduled yet is not idle), nothing in
+ * flight?
+ */
+bool pc__bdi_flusher_idle(struct pc_bdi *b);
 void pc__bdi_wakeup(struct pc_bdi *b, unsigned work);
 void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work);
 /* Ask every flusher to write everything and wait until done. */

@@ -83,7 +83,8 @@
  *   dirty  ^  pos 0: wait (steps <= 200 ms) while dirty >= limit and the
  *   limit -+         flusher makes progress; 2 idle steps: give up and
  *          |         let the thread run 1024 pages (no stall while the
- *          |         flusher is idle: nothing in flight, nothing written)
+ *          |         flusher is idle: nothing in flight, nothing written,
+ *          |         no pass asked of it that it has yet to start)
  *   setpt -+  pos 1: paced at the device's rate (per dirtier)
  *          |  pos = 1 + ((setpoint - dirty) / (limit - setpoint))^3
  * freerun -+  pos 2
@@ -889,7 +890,7 @@ void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied)
 		written0 = atomic_load(&b->written);
 		pause_ns(c, b, node, step);
 		if (atomic_load(&b->written) == written0 &&
-		    !atomic_load(&b->busy) && atomic_load(&b->in_flight) == 0) {
+		    pc__bdi_flusher_idle(b)) {
 			/* The flusher is idle and nothing is in flight. */
 			pc__inc(c, node, balance_dirty_pages_idle);
 			if (++idle >= IDLE_STEPS) {
