@@ -72,7 +72,7 @@ deps:
 
 lib: $(BUILD)/libpagecache.a $(BUILD)/libpagecache.so $(BUILD)/pagecache.pc \
      $(PRELOAD_SO)
-tools: $(BUILD)/pagecache
+tools: $(BUILD)/pagecache $(PRELOAD_SO)	# pagecache exec needs the preload library
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h tools/*/*.h tests/*.h preload/*.h)
 	@mkdir -p $(dir $@)
