@@ -22,6 +22,10 @@
  * contended acquisitions and the time waited (vmstat *_lock_acquired,
  * _contended, _wait_ns) in their cache's counters, with one context lookup
  * per acquisition.  The others have no cache (l->cache NULL).
+ *
+ * Shared locks (pc__lock_init_shared: process-shared, robust): a lock
+ * whose holder died is taken all the same (EOWNERDEAD): owner_died marks
+ * it consistent and sets the region's broken flag when it has one.
  */
 #include <execinfo.h>
 #include <stdio.h>
@@ -147,8 +151,40 @@ void pc__lock_init(struct pc_lock *l, struct pc_cache *c, int rank, int stat)
 	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
 	pthread_mutex_init(&l->m, NULL);
 	l->cache = c;
+	l->broken = NULL;
 	l->rank = rank;
 	l->stat = stat;
+}
+
+void pc__lock_init_shared(struct pc_lock *l, int rank, _Atomic int *broken)
+{
+	pthread_mutexattr_t a;
+
+	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&l->m, &a);
+	pthread_mutexattr_destroy(&a);
+	l->cache = NULL;
+	l->broken = broken;
+	l->rank = rank;
+	l->stat = -1;
+}
+
+/*
+ * A pthread call on @l said @r.  EOWNERDEAD (only a robust, shared lock
+ * says it): the holder died and we hold the lock now; record it and make
+ * the lock usable again.  Returns 0 when we hold the lock.
+ */
+static int owner_died(struct pc_lock *l, int r)
+{
+	if (r != EOWNERDEAD)
+		return r;
+	if (l->broken)
+		atomic_store(l->broken, 1);
+	pthread_mutex_consistent(&l->m);
+	return 0;
 }
 
 void pc__lock_destroy(struct pc_lock *l)
@@ -178,11 +214,15 @@ void pc__lock(struct pc_lock *l)
 {
 	uint64_t t0 = 0;
 
+	int r;
+
 	witness_check(l, l->rank);
-	if (pthread_mutex_trylock(&l->m) != 0) {
+	r = pthread_mutex_trylock(&l->m);
+	if (r != 0 && owner_died(l, r) != 0) {
 		if (l->cache)
 			t0 = pc__now_ns();
-		pthread_mutex_lock(&l->m);
+		r = owner_died(l, pthread_mutex_lock(&l->m));
+		PC_ASSERT(r == 0);
 	}
 	witness_push(l, l->rank);
 	lock_count(l, t0);
@@ -190,7 +230,9 @@ void pc__lock(struct pc_lock *l)
 
 bool pc__trylock(struct pc_lock *l)
 {
-	if (pthread_mutex_trylock(&l->m) != 0)
+	int r = pthread_mutex_trylock(&l->m);
+
+	if (r != 0 && owner_died(l, r) != 0)
 		return false;
 	witness_push(l, l->rank);
 	lock_count(l, 0);
@@ -211,14 +253,14 @@ bool pc__lock_held(const struct pc_lock *l)
 void pc__cond_wait(pthread_cond_t *cv, struct pc_lock *l)
 {
 	PC_ASSERT_HELD(l);
-	pthread_cond_wait(cv, &l->m);
+	owner_died(l, pthread_cond_wait(cv, &l->m));
 }
 
 int pc__cond_timedwait(pthread_cond_t *cv, struct pc_lock *l,
 		       const struct timespec *abstime)
 {
 	PC_ASSERT_HELD(l);
-	return pthread_cond_timedwait(cv, &l->m, abstime);
+	return owner_died(l, pthread_cond_timedwait(cv, &l->m, abstime));
 }
 
 /* ------------------------------------------------------------------ */

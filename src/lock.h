@@ -45,7 +45,9 @@
  *   IO                   u->lock (io_uring.c)    slots, in-flight count
  *   IO_SQ                u->sq_lock              the submission queue
  *   IO_FAULT             f->lock (io_fault.c)    the fault rules
+ *   EBR                  e->lock (ebr.c)         retired objects, the epoch
  *   ARENA                a->lock (arena.c)       an arena's free objects
+ *   SHM                  s->lock (shm.c)         a shared region's allocator
  *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
  *
  * The page lock is a bit, and its owner is not a thread: a reader locks
@@ -61,6 +63,13 @@
  * kernel).  Condition variables wait with pc__cond_wait and
  * pc__cond_timedwait on a pc_lock: the lock stays on the stack meanwhile.
  *
+ * Locks that live in memory shared between processes (shm.h) are made
+ * with pc__lock_init_shared: process-shared and robust (the kernel's
+ * robust futex list).  When a holder dies, the next one to take the lock
+ * gets it all the same: the lock is marked consistent and, if what it
+ * guards may be half-updated, the region's broken flag is set.  Ranks and
+ * the witness are the same for them: the witness is per thread.
+ *
  * The functions live in lock.c.
  */
 #ifndef PC_LOCK_H
@@ -74,8 +83,8 @@
 	X(LIVE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
 	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
-	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(ARENA) \
-	X(WAITQ)
+	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(EBR) \
+	X(ARENA) X(SHM) X(WAITQ)
 
 enum pc_lock_rank {
 #define PC_LOCK_RANK_ENUM(r) PC_RANK_##r,
@@ -94,13 +103,22 @@ struct pc_cache;
 struct pc_lock {
 	pthread_mutex_t m;
 	struct pc_cache *cache;
+	_Atomic int *broken;	/* shared locks: set when a holder died */
 	int rank;		/* enum pc_lock_rank */
 	int stat;		/* enum pc_vmstat_item, or -1: none */
 };
 
-#define PC_LOCK_INITIALIZER(r) { PTHREAD_MUTEX_INITIALIZER, NULL, (r), -1 }
+#define PC_LOCK_INITIALIZER(r) \
+	{ PTHREAD_MUTEX_INITIALIZER, NULL, NULL, (r), -1 }
 
 void pc__lock_init(struct pc_lock *l, struct pc_cache *c, int rank, int stat);
+/*
+ * A lock in memory shared between processes: process-shared, robust.
+ * @broken: where to record that a holder died (the region's flag); NULL
+ * when what the lock guards is whole at every step, so that a holder's
+ * death leaves nothing half-done.  No statistics.
+ */
+void pc__lock_init_shared(struct pc_lock *l, int rank, _Atomic int *broken);
 void pc__lock_destroy(struct pc_lock *l);
 void pc__lock(struct pc_lock *l);
 bool pc__trylock(struct pc_lock *l);

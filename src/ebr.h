@@ -1,0 +1,143 @@
+/*
+ * ebr.h - epoch-based reclamation whose readers may be in any process
+ * (ebr.c).  A leaf: it knows nothing of caches or trees.
+ *
+ * liburcu's grace periods see the readers of one process.  A structure in
+ * memory shared between processes (shm.h) that is read without a lock -
+ * the radix tree of a shared cache - needs a free to wait for the readers
+ * of every process.  A struct pc_ebr lives in that shared memory: a global
+ * epoch and a table of reader slots, one per thread that reads.
+ *
+ *   reader:  pc__ebr_read_lock(e) ... loads of shared nodes ...
+ *            pc__ebr_read_unlock(e)
+ *   writer:  unlink node from the structure (under its own lock), then
+ *            pc__ebr_retire(e, &node->ebr)       - freed once no reader
+ *            pc__ebr_reclaim(e, free_fn, arg)      can still hold it
+ *
+ * The object is freed by whichever process runs reclaim when it is safe;
+ * @free_fn is that process's own (a function pointer is never stored in
+ * the shared domain: code lives at other addresses in other processes).
+ *
+ * A read section costs a load and a store to the thread's own slot (the
+ * writer side pays the fence, through membarrier(2), when the kernel has
+ * it); sections nest.  A read section must not sleep for long: it holds
+ * back every free.  A process that dies inside one holds back frees until
+ * its slots are reaped (pc__ebr_reap, and reclaim and barrier reap a slot
+ * that blocks them when its process is gone).
+ */
+#ifndef PC_EBR_H
+#define PC_EBR_H
+
+#include "base.h"
+#include "lock.h"
+
+#define PC_EBR_SLOTS 1024	/* reading threads at once, all processes */
+#define PC_EBR_TLS 4		/* domains a thread reads at once */
+
+/* Embedded in every object that is retired. */
+struct pc_ebr_head {
+	struct pc_ebr_head *next;
+	uint64_t epoch;		/* the global epoch when it was retired */
+};
+
+struct pc_ebr_slot {
+	_Atomic uint64_t epoch;	/* 0: not reading; else the epoch entered */
+	_Atomic int32_t pid;	/* owner process; 0: a free slot */
+	int32_t tid;		/* owner thread: diagnostics */
+	_Atomic uint64_t start;	/* the owner process's start time */
+} __attribute__((aligned(64)));
+
+struct pc_ebr {
+	_Atomic uint64_t epoch;		/* from 1; 0 means "not reading" */
+	uint64_t id;			/* read-only: random */
+	bool membarrier;		/* read-only: writers fence for readers */
+	struct pc_lock lock;		/* rank EBR: limbo, nr_limbo */
+	struct pc_ebr_head *limbo;	/* retired, not yet freed */
+	uint64_t nr_limbo;
+	_Atomic uint64_t nr_retired, nr_freed, nr_reaped;	/* statistics */
+	struct pc_ebr_slot slot[PC_EBR_SLOTS];
+};
+
+/* A thread's slot for one domain (thread-local). */
+struct pc_ebr_tls {
+	struct pc_ebr *e;
+	uint64_t id;			/* e->id when claimed */
+	struct pc_ebr_slot *slot;
+	unsigned depth;			/* nesting */
+	bool fence;			/* this process has no membarrier */
+};
+
+extern __thread struct pc_ebr_tls pc__ebr_tls[PC_EBR_TLS]
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Set up @e in zeroed shared memory.  0, or -errno from the lock.  The
+ * domain's readers need no fence when membarrier(2) can fence every
+ * process that joins (MEMBARRIER_CMD_GLOBAL_EXPEDITED).
+ */
+int pc__ebr_init(struct pc_ebr *e);
+/* The thread's entry for @e, claiming a slot (slow path of read_lock). */
+struct pc_ebr_tls *pc__ebr_tls_slow(struct pc_ebr *e);
+
+static inline void pc__ebr_read_lock(struct pc_ebr *e)
+{
+	struct pc_ebr_tls *t = &pc__ebr_tls[0];
+
+	if (__builtin_expect(t->e != e || t->id != e->id, 0))
+		t = pc__ebr_tls_slow(e);
+	if (t->depth++)
+		return;
+	atomic_store_explicit(&t->slot->epoch,
+			      atomic_load_explicit(&e->epoch,
+						   memory_order_relaxed),
+			      memory_order_release);
+	if (t->fence)
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void pc__ebr_read_unlock(struct pc_ebr *e)
+{
+	struct pc_ebr_tls *t = &pc__ebr_tls[0];
+
+	if (__builtin_expect(t->e != e || t->id != e->id, 0))
+		t = pc__ebr_tls_slow(e);
+	PC_ASSERT(t->depth > 0);
+	if (--t->depth == 0)
+		atomic_store_explicit(&t->slot->epoch, 0, memory_order_release);
+}
+
+/*
+ * @h's object is unreachable for new readers (the caller unlinked it):
+ * free it once every reader that may still see it has left.  Any lock may
+ * be held but EBR's successors (lock.h); it takes the EBR lock.
+ */
+void pc__ebr_retire(struct pc_ebr *e, struct pc_ebr_head *h);
+/*
+ * Free what is safe now (moving the epoch on if every reader allows),
+ * without waiting: @fn(head, arg) for each, with no lock of ebr's held.
+ * Returns how many.  Takes the EBR lock (trylock: 0 if another process is
+ * at it).
+ */
+uint64_t pc__ebr_reclaim(struct pc_ebr *e,
+			 void (*fn)(struct pc_ebr_head *, void *), void *arg);
+/*
+ * Wait until everything retired before the call is freed (reaping slots
+ * of dead processes on the way).  Must not be called inside a read
+ * section.  Returns how many it freed.
+ */
+uint64_t pc__ebr_barrier(struct pc_ebr *e,
+			 void (*fn)(struct pc_ebr_head *, void *), void *arg);
+/*
+ * Clear the slots of processes that are gone (or of @pid only, when it is
+ * not 0: the cache process saw it die).  Returns how many.
+ */
+unsigned pc__ebr_reap(struct pc_ebr *e, pid_t pid);
+/*
+ * This thread will not read @e again (its slot is given back); every
+ * thread's slots are given back at its exit too.  Not inside a section.
+ */
+void pc__ebr_thread_leave(struct pc_ebr *e);
+
+#endif /* PC_EBR_H */

@@ -1,0 +1,574 @@
+/*
+ * shm.c - regions of memory shared between processes, each mapped at one
+ * fixed address in every process that uses it (shm.h).
+ *
+ * What it owns: the region's header (struct pc_shm, at the region's
+ * base), the region's allocator, and this process's table of the regions
+ * it has mapped (their descriptors are the process's own).
+ *
+ *   addr                    addr + 2 MiB                         addr + size
+ *   |[struct pc_shm: header, |[chunk][chunk][reserved ...][chunk] | never  |
+ *   | roots, allocator state]|   ^ objects of one size class each | touched|
+ *   |                        |                          next ─────^        |
+ *
+ * Where: regions live in a window of the address space that the kernel's
+ * top-down mmap reaches last and that no program is loaded into:
+ * [32 TiB, 64 TiB) on x86-64 (under the stack and libraries near 128 TiB,
+ * over PIE executables and their heaps near 85 TiB and the low memory of
+ * non-PIE ones; above ASan's shadow, which ends under 16 TiB), cut in
+ * slots of 64 GiB.  TSan builds keep their programs' memory in ranges of
+ * its own; there the window is 256 GiB at 0x7e8000000000, the bottom of
+ * the range TSan leaves to mmap.  A named region starts its search at the
+ * slot its name hashes to, an anonymous one at a random slot, and takes
+ * the first run of free slots: free in the creating process, that is,
+ * which is all create can know.  Every other process maps it at the
+ * address in the header or not at all (MAP_FIXED_NOREPLACE): a process
+ * with something of its own there gets -EEXIST from attach.
+ *
+ * Who may attach: the region's file is mode 0600 and its owner's alone.
+ * Attach checks both on the file itself (fstat), not only through the
+ * kernel's permission check at open: a descriptor can be passed.
+ *
+ * The allocator: objects of 64 B to 1 MiB in power-of-two classes.  A
+ * class takes 2 MiB chunks from `next` and hands out its current chunk
+ * front to back; freed objects go on the class's free list, first in
+ * line for reuse, in any process.  Reservations (pc__shm_reserve) are runs
+ * of chunks taken from `next` for good.  Fresh chunks are zero (the
+ * file's pages are created on first touch); reused objects are zeroed at
+ * alloc.  Nothing is given back to the system while the region lives.
+ *
+ * Locks: s->lock (rank SHM, a leaf, process-shared and robust) protects
+ * next, used, the classes' chunks and free lists.  Each update under it
+ * is one store that leaves the lists whole (a push writes the link before
+ * the head), so a process that dies holding it leaves nothing to repair:
+ * the lock is made consistent and the region stays sound.  The header's
+ * other fields are read-only after create, but for the atomic roots and
+ * `broken`.  The process's table `local` is under local_lock (a plain
+ * mutex of this process, taken before no other lock).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm.h"
+
+#define SHM_MAGIC 0x70616765636163ffull	/* "pagecac" + 0xff */
+#define SHM_LAYOUT 1u			/* bump when struct pc_shm changes */
+#define SHM_CHUNK (2ull << 20)
+#define SHM_SLOT (64ull << 30)
+#define SHM_MIN_OBJ_SHIFT 6		/* 64 B */
+#define SHM_NR_CLASSES 15		/* 64 B .. 1 MiB */
+#define SHM_MAX_LOCAL 16		/* regions mapped by one process */
+
+#ifdef PC_TSAN
+#define SHM_WINDOW_BASE 0x7e8000000000ull
+#define SHM_WINDOW_SIZE (256ull << 30)
+#else
+#define SHM_WINDOW_BASE (32ull << 40)
+#define SHM_WINDOW_SIZE (32ull << 40)
+#endif
+#define SHM_NR_SLOTS (SHM_WINDOW_SIZE / SHM_SLOT)
+
+#ifdef PC_DEBUG
+#define SHM_FLAVOUR 1u
+#else
+#define SHM_FLAVOUR 0u
+#endif
+
+struct shm_class {
+	char *chunk_next;		/* lock: next object of the chunk */
+	char *chunk_end;		/* lock */
+	void *free;			/* lock: freed objects, linked */
+};
+
+struct pc_shm {
+	/* Read-only after create. */
+	uint64_t magic;
+	uint32_t layout;		/* SHM_LAYOUT << 8 | SHM_FLAVOUR */
+	uint32_t hdr_size;		/* sizeof(struct pc_shm) */
+	uint64_t addr;			/* where every process maps it */
+	uint64_t size;			/* bytes, a multiple of 2 MiB */
+	uint64_t id;			/* random, per region */
+	uid_t owner;
+	char name[NAME_MAX + 1];	/* "" for an anonymous region */
+
+	_Atomic int broken;		/* pc__shm_broken */
+	_Atomic(void *) root[PC_SHM_ROOTS];
+
+	struct pc_lock lock;		/* rank SHM: the rest */
+	uint64_t next;			/* offset of the first free chunk */
+	uint64_t used;			/* bytes handed out */
+	struct shm_class cls[SHM_NR_CLASSES];
+};
+
+_Static_assert(sizeof(struct pc_shm) <= SHM_CHUNK, "the header's chunk");
+
+static pthread_mutex_t local_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	struct pc_shm *s;
+	int fd;
+} local[SHM_MAX_LOCAL];			/* local_lock */
+
+static int local_add(struct pc_shm *s, int fd)
+{
+	int rc = -EMFILE;
+
+	pthread_mutex_lock(&local_lock);
+	for (int i = 0; i < SHM_MAX_LOCAL; i++)
+		if (!local[i].s) {
+			local[i].s = s;
+			local[i].fd = fd;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&local_lock);
+	return rc;
+}
+
+/* Remove @s from the table; its descriptor, or -1. */
+static int local_del(const struct pc_shm *s)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&local_lock);
+	for (int i = 0; i < SHM_MAX_LOCAL; i++)
+		if (local[i].s == s) {
+			fd = local[i].fd;
+			local[i].s = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&local_lock);
+	return fd;
+}
+
+/* Is something of ours mapped over [addr, addr + size)? */
+static bool local_overlaps(uint64_t addr, uint64_t size)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&local_lock);
+	for (int i = 0; i < SHM_MAX_LOCAL; i++) {
+		const struct pc_shm *s = local[i].s;
+
+		if (s && addr < s->addr + s->size && s->addr < addr + size)
+			hit = true;
+	}
+	pthread_mutex_unlock(&local_lock);
+	return hit;
+}
+
+int pc__shm_fd(const struct pc_shm *s)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&local_lock);
+	for (int i = 0; i < SHM_MAX_LOCAL; i++)
+		if (local[i].s == s)
+			fd = local[i].fd;
+	pthread_mutex_unlock(&local_lock);
+	return fd;
+}
+
+static bool name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = name[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		      ch == '.'))
+			return false;
+	}
+	return name[0] != '.';
+}
+
+static void shm_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "/pagecache-%s", name);
+}
+
+/* FNV-1a: a name's first slot. */
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t random64(void)
+{
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ pc__now_ns();
+	return v;
+}
+
+/* Map @fd's @size bytes exactly at @addr, or fail: -EEXIST if taken. */
+static int map_at(uint64_t addr, uint64_t size, int fd)
+{
+	void *want = (void *)(uintptr_t)addr;
+	void *p = mmap(want, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != want) {		/* a kernel before 4.17: only a hint */
+		munmap(p, size);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* Map a new region at the first free run of slots from @first. */
+static int map_somewhere(uint64_t first, uint64_t size, int fd,
+			 uint64_t *addr)
+{
+	uint64_t nslots = (size + SHM_SLOT - 1) / SHM_SLOT;
+
+	if (nslots > SHM_NR_SLOTS)
+		return -EINVAL;
+	for (uint64_t i = 0; i < SHM_NR_SLOTS; i++) {
+		uint64_t slot = (first + i) % (SHM_NR_SLOTS - nslots + 1);
+		uint64_t a = SHM_WINDOW_BASE + slot * SHM_SLOT;
+		int rc;
+
+		if (local_overlaps(a, size))
+			continue;
+		rc = map_at(a, size, fd);
+		if (rc == 0) {
+			*addr = a;
+			return 0;
+		}
+		if (rc != -EEXIST)
+			return rc;
+	}
+	return -ENOMEM;
+}
+
+int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
+{
+	char path[96];
+	uint64_t addr;
+	struct pc_shm *s;
+	int fd, rc;
+
+	*out = NULL;
+	if ((name && !name_ok(name)) || size == 0 || size > SHM_WINDOW_SIZE)
+		return -EINVAL;
+	size = (size + SHM_CHUNK - 1) / SHM_CHUNK * SHM_CHUNK + SHM_CHUNK;
+	if (name) {
+		shm_path(path, sizeof(path), name);
+		fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	} else {
+		fd = memfd_create("pagecache", MFD_CLOEXEC);
+		if (fd >= 0 && fchmod(fd, 0600) < 0) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	fd = pc__fd_high(fd);
+	if (ftruncate(fd, (off_t)size) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = map_somewhere(name ? name_hash(name) : random64(), size, fd,
+			   &addr);
+	if (rc)
+		goto fail;
+	s = (struct pc_shm *)(uintptr_t)addr;
+	s->layout = SHM_LAYOUT << 8 | SHM_FLAVOUR;
+	s->hdr_size = sizeof(*s);
+	s->addr = addr;
+	s->size = size;
+	s->id = random64();
+	s->owner = geteuid();
+	if (name)
+		snprintf(s->name, sizeof(s->name), "%s", name);
+	pc__lock_init_shared(&s->lock, PC_RANK_SHM, NULL);
+	s->next = SHM_CHUNK;
+	s->used = SHM_CHUNK;
+	/* The magic last: a region is whole before anyone can attach it. */
+	atomic_thread_fence(memory_order_release);
+	s->magic = SHM_MAGIC;
+	rc = local_add(s, fd);
+	if (rc) {
+		munmap(s, size);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	close(fd);
+	if (name)
+		shm_unlink(path);
+	return rc;
+}
+
+/* Is @fd's file a region this build can use, and its owner's only? */
+static int check_file(int fd, struct pc_shm *hdr)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EPROTO;
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return -EACCES;
+	n = pread(fd, hdr, sizeof(*hdr), 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < sizeof(*hdr) || hdr->magic != SHM_MAGIC ||
+	    hdr->layout != (SHM_LAYOUT << 8 | SHM_FLAVOUR) ||
+	    hdr->hdr_size != sizeof(*hdr))
+		return -EPROTO;
+	if (hdr->owner != geteuid())
+		return -EACCES;
+	if (hdr->addr < SHM_WINDOW_BASE || hdr->size > SHM_WINDOW_SIZE ||
+	    hdr->addr + hdr->size > SHM_WINDOW_BASE + SHM_WINDOW_SIZE ||
+	    (uint64_t)st.st_size < hdr->size)
+		return -EPROTO;
+	return 0;
+}
+
+int pc__shm_attach_fd(struct pc_shm **out, int fd)
+{
+	struct pc_shm *hdr, *s;
+	int rc, nfd;
+
+	*out = NULL;
+	hdr = malloc(sizeof(*hdr));
+	if (!hdr)
+		return -ENOMEM;
+	rc = check_file(fd, hdr);
+	if (rc)
+		goto out;
+	s = (struct pc_shm *)(uintptr_t)hdr->addr;
+	if (local_overlaps(hdr->addr, hdr->size)) {
+		rc = pc__shm_fd(s) >= 0 ? -EBUSY : -EEXIST;
+		goto out;
+	}
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nfd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	nfd = pc__fd_high(nfd);
+	rc = map_at(hdr->addr, hdr->size, nfd);
+	if (rc == 0 && s->id != hdr->id) {	/* changed under us: not ours */
+		munmap(s, hdr->size);
+		rc = -EPROTO;
+	}
+	if (rc == 0) {
+		rc = local_add(s, nfd);
+		if (rc)
+			munmap(s, hdr->size);
+	}
+	if (rc) {
+		close(nfd);
+		goto out;
+	}
+	*out = s;
+out:
+	free(hdr);
+	return rc;
+}
+
+int pc__shm_attach(struct pc_shm **out, const char *name)
+{
+	char path[96];
+	int fd, rc;
+
+	*out = NULL;
+	if (!name || !name_ok(name))
+		return -EINVAL;
+	shm_path(path, sizeof(path), name);
+	fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = pc__shm_attach_fd(out, fd);
+	close(fd);
+	return rc;
+}
+
+void pc__shm_detach(struct pc_shm *s)
+{
+	size_t size;
+	int fd;
+
+	if (!s)
+		return;
+	size = s->size;
+	fd = local_del(s);
+	munmap(s, size);
+	if (fd >= 0)
+		close(fd);
+}
+
+int pc__shm_unlink(const char *name)
+{
+	char path[96];
+
+	if (!name || !name_ok(name))
+		return -EINVAL;
+	shm_path(path, sizeof(path), name);
+	return shm_unlink(path) < 0 ? -errno : 0;
+}
+
+void *pc__shm_base(const struct pc_shm *s)
+{
+	return (void *)(uintptr_t)s->addr;
+}
+
+size_t pc__shm_size(const struct pc_shm *s)
+{
+	return s->size;
+}
+
+bool pc__shm_contains(const struct pc_shm *s, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return a >= s->addr && a < s->addr + s->size;
+}
+
+_Atomic(void *) *pc__shm_root(struct pc_shm *s, unsigned i)
+{
+	PC_ASSERT(i < PC_SHM_ROOTS);
+	return &s->root[i];
+}
+
+bool pc__shm_broken(const struct pc_shm *s)
+{
+	return atomic_load(&s->broken) != 0;
+}
+
+_Atomic int *pc__shm_broken_flag(struct pc_shm *s)
+{
+	return &s->broken;
+}
+
+/* A run of @bytes (whole chunks) from `next`; lock held. */
+static char *take_chunks_locked(struct pc_shm *s, uint64_t bytes)
+{
+	char *p;
+
+	PC_ASSERT_HELD(&s->lock);
+	if (bytes > s->size - s->next)
+		return NULL;
+	p = (char *)(uintptr_t)(s->addr + s->next);
+	s->used += bytes;
+	s->next += bytes;
+	return p;
+}
+
+static int class_of(size_t size)
+{
+	int c = 0;
+
+	while (((size_t)1 << (SHM_MIN_OBJ_SHIFT + c)) < size)
+		c++;
+	return c < SHM_NR_CLASSES ? c : -1;
+}
+
+void *pc__shm_alloc(struct pc_shm *s, size_t size)
+{
+	int c = class_of(size ? size : 1);
+	size_t obj;
+	struct shm_class *k;
+	void *p = NULL;
+
+	if (c < 0)
+		return NULL;
+	obj = (size_t)1 << (SHM_MIN_OBJ_SHIFT + c);
+	k = &s->cls[c];
+	pc__lock(&s->lock);
+	if (k->free) {
+		p = k->free;
+		k->free = *(void **)p;
+		pc__unlock(&s->lock);
+		memset(p, 0, obj);
+		return p;
+	}
+	if (k->chunk_next == k->chunk_end) {
+		char *chunk = take_chunks_locked(s, SHM_CHUNK);
+
+		if (chunk) {
+			k->chunk_end = chunk + SHM_CHUNK;
+			k->chunk_next = chunk;
+		}
+	}
+	if (k->chunk_next != k->chunk_end) {
+		p = k->chunk_next;
+		k->chunk_next += obj;
+	}
+	pc__unlock(&s->lock);
+	return p;		/* never used: zero */
+}
+
+void pc__shm_free(struct pc_shm *s, void *p, size_t size)
+{
+	int c = class_of(size ? size : 1);
+	struct shm_class *k;
+
+	if (!p)
+		return;
+	PC_ASSERT(c >= 0 && pc__shm_contains(s, p));
+	k = &s->cls[c];
+	pc__lock(&s->lock);
+	*(void **)p = k->free;
+	k->free = p;
+	pc__unlock(&s->lock);
+}
+
+void *pc__shm_reserve(struct pc_shm *s, size_t size)
+{
+	void *p;
+
+	if (size == 0)
+		return NULL;
+	size = (size + SHM_CHUNK - 1) / SHM_CHUNK * SHM_CHUNK;
+	pc__lock(&s->lock);
+	p = take_chunks_locked(s, size);
+	pc__unlock(&s->lock);
+	return p;
+}
+
+size_t pc__shm_used(struct pc_shm *s)
+{
+	size_t u;
+
+	pc__lock(&s->lock);
+	u = s->used;
+	pc__unlock(&s->lock);
+	return u;
+}
+
+#ifdef PC_DEBUG
+void pc__shm_test_hold_lock(struct pc_shm *s)
+{
+	pc__lock(&s->lock);
+}
+
+void pc__shm_test_release_lock(struct pc_shm *s)
+{
+	pc__unlock(&s->lock);
+}
+#endif
