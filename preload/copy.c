@@ -283,7 +283,8 @@ SHIM_EXPORT ssize_t copy_file_range(int fdin, off64_t *offin, int fdout,
 	return r;
 }
 
-static ssize_t do_sendfile(int fdout, int fdin, off_t *off, size_t count)
+/* sendfile, sendfile64; SHIM_PASS when neither fd is managed. */
+static ssize_t copy_send(int fdout, int fdin, off_t *off, size_t count)
 {
 	struct shim_ofd *oi = shim_ofd_get(fdin), *oo = shim_ofd_get(fdout);
 	struct side in = { fdin, oi, off, 0, SIDE_STREAM };
@@ -292,7 +293,7 @@ static ssize_t do_sendfile(int fdout, int fdin, off_t *off, size_t count)
 	ssize_t r;
 
 	if (!oi && !oo)
-		return -2;	/* the kernel's */
+		return SHIM_PASS;	/* the kernel's */
 	fin = side_flags(&in);
 	fout = side_flags(&out);
 	if (fin < 0 || fout < 0)
@@ -310,20 +311,6 @@ static ssize_t do_sendfile(int fdout, int fdin, off_t *off, size_t count)
 	if (oo)
 		shim_ofd_put(oo);
 	return r;
-}
-
-SHIM_EXPORT ssize_t sendfile(int fdout, int fdin, off_t *off, size_t count)
-{
-	ssize_t r = do_sendfile(fdout, fdin, off, count);
-
-	return r == -2 ? REAL(sendfile)(fdout, fdin, off, count) : r;
-}
-
-SHIM_EXPORT ssize_t sendfile64(int fdout, int fdin, off64_t *off, size_t count)
-{
-	ssize_t r = do_sendfile(fdout, fdin, off, count);
-
-	return r == -2 ? REAL(sendfile64)(fdout, fdin, off, count) : r;
 }
 
 /* A pipe side of splice: -EAGAIN when it is not ready and must not block. */
@@ -381,3 +368,6 @@ SHIM_EXPORT ssize_t splice(int fdin, off64_t *offin, int fdout, off64_t *offout,
 		shim_ofd_put(oo);
 	return r;
 }
+
+/* The wrappers: syms.h's copy.c group. */
+SHIM_SYMS_COPY(SHIM_WRAP)

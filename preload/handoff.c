@@ -43,13 +43,16 @@
 
 #include "shim.h"
 
-/* The file @fd refers to, if regular: to the kernel for good. */
-static void map_handoff(int fd)
+/* Before mmap of a regular file: the file to the kernel for good. */
+static void map_before(int flags, int fd)
 {
 	int saved = errno;
 	struct shim_kfile *k;
 	struct stat st;
 
+	if ((flags & MAP_ANONYMOUS) || fd < 0 || shim_internal ||
+	    shim_fdt_get(fd) == SHIM_E_LIB)
+		return;
 	if (REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		errno = saved;
 		return;
@@ -64,24 +67,6 @@ static void map_handoff(int fd)
 	}
 	pthread_mutex_unlock(&shim_files_lock);
 	errno = saved;
-}
-
-SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
-		       off_t off)
-{
-	if (!(flags & MAP_ANONYMOUS) && fd >= 0 && !shim_internal &&
-	    shim_fdt_get(fd) != SHIM_E_LIB)
-		map_handoff(fd);
-	return REAL(mmap)(addr, len, prot, flags, fd, off);
-}
-
-SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
-			 off64_t off)
-{
-	if (!(flags & MAP_ANONYMOUS) && fd >= 0 && !shim_internal &&
-	    shim_fdt_get(fd) != SHIM_E_LIB)
-		map_handoff(fd);
-	return REAL(mmap64)(addr, len, prot, flags, fd, off);
 }
 
 /* ------------------------------------------------------------------ */
@@ -124,20 +109,6 @@ static FILE *stdio_after(FILE *fp, struct shim_kfile *held)
 	return fp;
 }
 
-SHIM_EXPORT FILE *fopen(const char *path, const char *mode)
-{
-	if (shim_internal)
-		return REAL(fopen)(path, mode);
-	return stdio_after(REAL(fopen)(path, mode), stdio_before(AT_FDCWD, path));
-}
-
-SHIM_EXPORT FILE *fopen64(const char *path, const char *mode)
-{
-	if (shim_internal)
-		return REAL(fopen64)(path, mode);
-	return stdio_after(REAL(fopen64)(path, mode), stdio_before(AT_FDCWD, path));
-}
-
 /* freopen closes the stream's old fd itself: its entry goes first. */
 static void stdio_drop(FILE *fp)
 {
@@ -145,30 +116,6 @@ static void stdio_drop(FILE *fp)
 
 	if (fd >= 0)
 		shim_e_put(shim_fdt_take(fd));
-}
-
-SHIM_EXPORT FILE *freopen(const char *path, const char *mode, FILE *fp)
-{
-	struct shim_kfile *held;
-
-	if (shim_internal)
-		return REAL(freopen)(path, mode, fp);
-	held = stdio_before(AT_FDCWD, path);
-	if (path)
-		stdio_drop(fp);
-	return stdio_after(REAL(freopen)(path, mode, fp), held);
-}
-
-SHIM_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *fp)
-{
-	struct shim_kfile *held;
-
-	if (shim_internal)
-		return REAL(freopen64)(path, mode, fp);
-	held = stdio_before(AT_FDCWD, path);
-	if (path)
-		stdio_drop(fp);
-	return stdio_after(REAL(freopen64)(path, mode, fp), held);
 }
 
 SHIM_EXPORT FILE *fdopen(int fd, const char *mode)
@@ -336,72 +283,11 @@ static void before_spawn(bool exec)
 	errno = saved;
 }
 
-SHIM_EXPORT int posix_spawn(pid_t *pid, const char *path,
-			    const posix_spawn_file_actions_t *fa,
-			    const posix_spawnattr_t *attr, char *const argv[],
-			    char *const envp[])
-{
-	before_spawn(false);
-	return REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
-}
-
-SHIM_EXPORT int posix_spawnp(pid_t *pid, const char *file,
-			     const posix_spawn_file_actions_t *fa,
-			     const posix_spawnattr_t *attr, char *const argv[],
-			     char *const envp[])
-{
-	before_spawn(false);
-	return REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
-}
-
 SHIM_EXPORT int system(const char *cmd)
 {
 	if (cmd)
 		before_spawn(false);
 	return REAL(system)(cmd);
-}
-
-SHIM_EXPORT FILE *popen(const char *cmd, const char *type)
-{
-	before_spawn(false);
-	return REAL(popen)(cmd, type);
-}
-
-SHIM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	before_spawn(true);
-	return REAL(execve)(path, argv, envp);
-}
-
-SHIM_EXPORT int execv(const char *path, char *const argv[])
-{
-	before_spawn(true);
-	return REAL(execv)(path, argv);
-}
-
-SHIM_EXPORT int execvp(const char *file, char *const argv[])
-{
-	before_spawn(true);
-	return REAL(execvp)(file, argv);
-}
-
-SHIM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	before_spawn(true);
-	return REAL(execvpe)(file, argv, envp);
-}
-
-SHIM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	before_spawn(true);
-	return REAL(fexecve)(fd, argv, envp);
-}
-
-SHIM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
-			 char *const envp[], int flags)
-{
-	before_spawn(true);
-	return REAL(execveat)(dirfd, path, argv, envp, flags);
 }
 
 /*
@@ -429,66 +315,58 @@ static char **list_args(const char *arg0, va_list ap, char ***envp)
 	return argv;
 }
 
-SHIM_EXPORT int execl(const char *path, const char *arg, ...)
+/* execl, execlp, execle: their list as an array, then ours of @how. */
+enum exec_list { EXEC_V, EXEC_VP, EXEC_VE };
+
+static int exec_list(enum exec_list how, const char *path, const char *arg,
+		     va_list ap)
 {
-	char **argv;
-	va_list ap;
+	char **argv, **envp = NULL;
 	int r;
 
-	va_start(ap, arg);
-	argv = list_args(arg, ap, NULL);
-	va_end(ap);
+	argv = list_args(arg, ap, how == EXEC_VE ? &envp : NULL);
 	if (!argv)
 		return (int)shim_fail(-ENOMEM);
-	r = execv(path, argv);
+	r = how == EXEC_V ? execv(path, argv)
+	  : how == EXEC_VP ? execvp(path, argv) : execve(path, argv, envp);
 	free(argv);
 	return r;
 }
 
-SHIM_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	char **argv;
-	va_list ap;
-	int r;
+/* ------------------------------------------------------------------ */
+/* The wrappers: syms.h's handoff.c group (mmap ... _Exit).            */
 
-	va_start(ap, arg);
-	argv = list_args(arg, ap, NULL);
-	va_end(ap);
-	if (!argv)
-		return (int)shim_fail(-ENOMEM);
-	r = execvp(file, argv);
-	free(argv);
-	return r;
-}
+/* fopen, fopen64, freopen, freopen64: how is the stream being replaced. */
+#define SHIM_WRAP_stdio(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		struct shim_kfile *held; \
+		if (shim_internal) \
+			return REAL(name) args; \
+		held = stdio_before(AT_FDCWD, path); \
+		stdio_drop(how); \
+		return stdio_after(REAL(name) args, held); \
+	}
 
-SHIM_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	char **argv, **envp;
-	va_list ap;
-	int r;
+#define SHIM_WRAP_execl(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		va_list ap; \
+		int r; \
+		va_start(ap, arg); \
+		r = exec_list(how, path, arg, ap); \
+		va_end(ap); \
+		return r; \
+	}
 
-	va_start(ap, arg);
-	argv = list_args(arg, ap, &envp);
-	va_end(ap);
-	if (!argv)
-		return (int)shim_fail(-ENOMEM);
-	r = execve(path, argv, envp);
-	free(argv);
-	return r;
-}
+/* _exit, _Exit: the exit flush (process.c) first. */
+#define SHIM_WRAP_exit(ret, name, params, args, ...) \
+	SHIM_EXPORT ret name params \
+	{ \
+		if (!shim_internal) \
+			shim_exit_flush(); \
+		REAL(name) args; \
+		__builtin_unreachable(); \
+	}
 
-SHIM_EXPORT void _exit(int status)
-{
-	if (!shim_internal)
-		shim_exit_flush();
-	REAL(_exit)(status);
-	__builtin_unreachable();
-}
-
-SHIM_EXPORT void _Exit(int status)
-{
-	if (!shim_internal)
-		shim_exit_flush();
-	REAL(_Exit)(status);
-	__builtin_unreachable();
-}
+SHIM_SYMS_HANDOFF(SHIM_WRAP)

@@ -184,85 +184,6 @@ static int opened(int fd, int flags)
 		} \
 	} while (0)
 
-SHIM_EXPORT int open(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (!shim_internal)
-		before_trunc(AT_FDCWD, path, flags);
-	return opened(REAL(open)(path, flags, mode), flags);
-}
-
-SHIM_EXPORT int open64(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (!shim_internal)
-		before_trunc(AT_FDCWD, path, flags);
-	return opened(REAL(open64)(path, flags, mode), flags);
-}
-
-SHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (!shim_internal)
-		before_trunc(dirfd, path, flags);
-	return opened(REAL(openat)(dirfd, path, flags, mode), flags);
-}
-
-SHIM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-
-	MODE_ARG(flags, mode);
-	if (!shim_internal)
-		before_trunc(dirfd, path, flags);
-	return opened(REAL(openat64)(dirfd, path, flags, mode), flags);
-}
-
-SHIM_EXPORT int creat(const char *path, mode_t mode)
-{
-	return opened(REAL(creat)(path, mode), O_CREAT | O_WRONLY | O_TRUNC);
-}
-
-SHIM_EXPORT int creat64(const char *path, mode_t mode)
-{
-	return opened(REAL(creat64)(path, mode), O_CREAT | O_WRONLY | O_TRUNC);
-}
-
-/* The fortified opens (no mode: they refuse O_CREAT themselves). */
-SHIM_EXPORT int __open_2(const char *path, int flags)
-{
-	if (!shim_internal)
-		before_trunc(AT_FDCWD, path, flags);
-	return opened(REAL(__open_2)(path, flags), flags);
-}
-
-SHIM_EXPORT int __open64_2(const char *path, int flags)
-{
-	if (!shim_internal)
-		before_trunc(AT_FDCWD, path, flags);
-	return opened(REAL(__open64_2)(path, flags), flags);
-}
-
-SHIM_EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	if (!shim_internal)
-		before_trunc(dirfd, path, flags);
-	return opened(REAL(__openat_2)(dirfd, path, flags), flags);
-}
-
-SHIM_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	if (!shim_internal)
-		before_trunc(dirfd, path, flags);
-	return opened(REAL(__openat64_2)(dirfd, path, flags), flags);
-}
-
 /* ------------------------------------------------------------------ */
 /* Close.                                                              */
 
@@ -454,14 +375,15 @@ static void setfl_after(int fd, long arg)
 	shim_ofd_put(o);
 }
 
-static int do_fcntl(int fd, int cmd, long arg, bool is64)
+/* fcntl, fcntl64 (@real: which of them is libc's). */
+static int do_fcntl(int (*real)(int, int, ...), int fd, int cmd, long arg)
 {
 	int r, saved = errno;
 
 	if (cmd == F_SETFL && !shim_internal)
 		setfl_before(fd, arg);
 	errno = saved;
-	r = is64 ? REAL(fcntl64)(fd, cmd, arg) : REAL(fcntl)(fd, cmd, arg);
+	r = real(fd, cmd, arg);
 	if (r < 0)
 		return r;
 	saved = errno;
@@ -473,24 +395,45 @@ static int do_fcntl(int fd, int cmd, long arg, bool is64)
 	return r;
 }
 
-SHIM_EXPORT int fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	long arg;
+/* ------------------------------------------------------------------ */
+/* The wrappers: syms.h's open.c group (open ... fcntl64).             */
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, long);	/* int or pointer: libc reads it so too */
-	va_end(ap);
-	return do_fcntl(fd, cmd, arg, false);
-}
+/* open, open64, openat, openat64: how is the directory. */
+#define SHIM_WRAP_open(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		mode_t mode = 0; \
+		MODE_ARG(flags, mode); \
+		if (!shim_internal) \
+			before_trunc(how, path, flags); \
+		return opened(REAL(name) args, flags); \
+	}
 
-SHIM_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	long arg;
+/* The fortified opens (no mode: they refuse O_CREAT themselves). */
+#define SHIM_WRAP_open_2(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		if (!shim_internal) \
+			before_trunc(how, path, flags); \
+		return opened(REAL(name) args, flags); \
+	}
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, long);
-	va_end(ap);
-	return do_fcntl(fd, cmd, arg, true);
-}
+#define SHIM_WRAP_creat(ret, name, params, args, ...) \
+	SHIM_EXPORT ret name params \
+	{ \
+		return opened(REAL(name) args, O_CREAT | O_WRONLY | O_TRUNC); \
+	}
+
+/* The argument: int or pointer, read as a long as libc reads it. */
+#define SHIM_WRAP_fcntl(ret, name, params, args, ...) \
+	SHIM_EXPORT ret name params \
+	{ \
+		va_list ap; \
+		long arg; \
+		va_start(ap, cmd); \
+		arg = va_arg(ap, long); \
+		va_end(ap); \
+		return do_fcntl(REAL(name), fd, cmd, arg); \
+	}
+
+SHIM_SYMS_OPEN(SHIM_WRAP)

@@ -34,7 +34,8 @@
 SHIM_TLS int shim_internal;
 static SHIM_TLS int in_dlsym;
 
-#define SHIM_DEFINE_SYM(fn) struct shim_sym shim_sym_##fn = { #fn, NULL, NULL };
+#define SHIM_DEFINE_SYM(ret, fn, ...) \
+	struct shim_sym shim_sym_##fn = { #fn, NULL, NULL };
 SHIM_SYMS(SHIM_DEFINE_SYM)
 
 /* ------------------------------------------------------------------ */

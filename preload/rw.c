@@ -167,167 +167,35 @@ static ssize_t at_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
 	return shim_ofd_writev(o, iov, cnt, &off, pcflags);
 }
 
-/* ------------------------------------------------------------------ */
-/* One buffer.                                                         */
-
-SHIM_EXPORT ssize_t read(int fd, void *buf, size_t n)
+/* One buffer: read, write, pread, pwrite. */
+static ssize_t pos_read(struct shim_ofd *o, void *buf, size_t n)
 {
-	struct shim_ofd *o = shim_ofd_get(fd);
 	struct iovec iov = { buf, n };
-	ssize_t r;
 
-	if (!o)
-		return REAL(read)(fd, buf, n);
-	r = pos_readv(o, &iov, 1);
-	shim_ofd_put(o);
-	return r;
+	return pos_readv(o, &iov, 1);
 }
 
-SHIM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+static ssize_t pos_write(struct shim_ofd *o, const void *buf, size_t n)
 {
-	if (n > buflen || !shim_e_ofd(shim_fdt_get(fd)))
-		return REAL(__read_chk)(fd, buf, n, buflen);	/* fails or reads */
-	return read(fd, buf, n);
-}
-
-SHIM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
 	struct iovec iov = { (void *)buf, n };
-	ssize_t r;
 
-	if (!o)
-		return REAL(write)(fd, buf, n);
-	r = pos_writev(o, &iov, 1, 0);
-	shim_ofd_put(o);
-	return r;
+	return pos_writev(o, &iov, 1, 0);
 }
 
-SHIM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+static ssize_t at_read(struct shim_ofd *o, void *buf, size_t n, off_t off)
 {
-	struct shim_ofd *o = shim_ofd_get(fd);
 	struct iovec iov = { buf, n };
-	ssize_t r;
 
-	if (!o)
-		return REAL(pread)(fd, buf, n, off);
-	r = at_readv(o, &iov, 1, off);
-	shim_ofd_put(o);
-	return r;
+	return at_readv(o, &iov, 1, off);
 }
 
-SHIM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+static ssize_t at_write(struct shim_ofd *o, const void *buf, size_t n,
+			off_t off)
 {
-	struct shim_ofd *o = shim_ofd_get(fd);
-	struct iovec iov = { buf, n };
-	ssize_t r;
-
-	if (!o)
-		return REAL(pread64)(fd, buf, n, off);
-	r = at_readv(o, &iov, 1, off);
-	shim_ofd_put(o);
-	return r;
-}
-
-SHIM_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off,
-				size_t buflen)
-{
-	if (n > buflen || !shim_e_ofd(shim_fdt_get(fd)))
-		return REAL(__pread_chk)(fd, buf, n, off, buflen);
-	return pread(fd, buf, n, off);
-}
-
-SHIM_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off,
-				  size_t buflen)
-{
-	if (n > buflen || !shim_e_ofd(shim_fdt_get(fd)))
-		return REAL(__pread64_chk)(fd, buf, n, off, buflen);
-	return pread64(fd, buf, n, off);
-}
-
-SHIM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
 	struct iovec iov = { (void *)buf, n };
-	ssize_t r;
 
-	if (!o)
-		return REAL(pwrite)(fd, buf, n, off);
-	r = at_writev(o, &iov, 1, off, 0);
-	shim_ofd_put(o);
-	return r;
+	return at_writev(o, &iov, 1, off, 0);
 }
-
-SHIM_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
-	struct iovec iov = { (void *)buf, n };
-	ssize_t r;
-
-	if (!o)
-		return REAL(pwrite64)(fd, buf, n, off);
-	r = at_writev(o, &iov, 1, off, 0);
-	shim_ofd_put(o);
-	return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* Vectors.                                                            */
-
-SHIM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
-	ssize_t r;
-
-	if (!o)
-		return REAL(readv)(fd, iov, cnt);
-	r = pos_readv(o, iov, cnt);
-	shim_ofd_put(o);
-	return r;
-}
-
-SHIM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
-	ssize_t r;
-
-	if (!o)
-		return REAL(writev)(fd, iov, cnt);
-	r = pos_writev(o, iov, cnt, 0);
-	shim_ofd_put(o);
-	return r;
-}
-
-#define AT_READV(name, offtype) \
-	SHIM_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, \
-				 offtype off) \
-	{ \
-		struct shim_ofd *o = shim_ofd_get(fd); \
-		ssize_t r; \
-		if (!o) \
-			return REAL(name)(fd, iov, cnt, off); \
-		r = at_readv(o, iov, cnt, off); \
-		shim_ofd_put(o); \
-		return r; \
-	}
-
-#define AT_WRITEV(name, offtype) \
-	SHIM_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, \
-				 offtype off) \
-	{ \
-		struct shim_ofd *o = shim_ofd_get(fd); \
-		ssize_t r; \
-		if (!o) \
-			return REAL(name)(fd, iov, cnt, off); \
-		r = at_writev(o, iov, cnt, off, 0); \
-		shim_ofd_put(o); \
-		return r; \
-	}
-
-AT_READV(preadv, off_t)
-AT_READV(preadv64, off64_t)
-AT_WRITEV(pwritev, off_t)
-AT_WRITEV(pwritev64, off64_t)
 
 /* RWF_* of preadv2/pwritev2 as PC_RW_*; -EOPNOTSUPP for the refused. */
 static int rwf_flags(int flags)
@@ -367,24 +235,6 @@ static ssize_t writev2(struct shim_ofd *o, const struct iovec *iov, int cnt,
 	return off == -1 ? pos_writev(o, iov, cnt, pc)
 			 : at_writev(o, iov, cnt, off, pc);
 }
-
-#define AT_VEC2(name, offtype, rw) \
-	SHIM_EXPORT ssize_t name(int fd, const struct iovec *iov, int cnt, \
-				 offtype off, int flags) \
-	{ \
-		struct shim_ofd *o = shim_ofd_get(fd); \
-		ssize_t r; \
-		if (!o) \
-			return REAL(name)(fd, iov, cnt, off, flags); \
-		r = rw(o, iov, cnt, off, flags); \
-		shim_ofd_put(o); \
-		return r; \
-	}
-
-AT_VEC2(preadv2, off_t, readv2)
-AT_VEC2(preadv64v2, off64_t, readv2)
-AT_VEC2(pwritev2, off_t, writev2)
-AT_VEC2(pwritev64v2, off64_t, writev2)
 
 /* ------------------------------------------------------------------ */
 /* lseek.                                                              */
@@ -426,26 +276,16 @@ static off_t do_lseek(struct shim_ofd *o, off_t off, int whence)
 	return np;
 }
 
-SHIM_EXPORT off_t lseek(int fd, off_t off, int whence)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
-	off_t r;
+/* ------------------------------------------------------------------ */
+/* The wrappers: syms.h's rw.c group (read, pread, pread64, ... lseek64). */
 
-	if (!o)
-		return REAL(lseek)(fd, off, whence);
-	r = do_lseek(o, off, whence);
-	shim_ofd_put(o);
-	return r;
-}
+/* __read_chk, __pread_chk, __pread64_chk: glibc's check, then ours. */
+#define SHIM_WRAP_chk(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		if (n > buflen || !shim_e_ofd(shim_fdt_get(fd))) \
+			return REAL(name) args;	/* fails or reads */ \
+		return how; \
+	}
 
-SHIM_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
-{
-	struct shim_ofd *o = shim_ofd_get(fd);
-	off_t r;
-
-	if (!o)
-		return REAL(lseek64)(fd, off, whence);
-	r = do_lseek(o, off, whence);
-	shim_ofd_put(o);
-	return r;
-}
+SHIM_SYMS_RW(SHIM_WRAP)

@@ -39,6 +39,7 @@
  *   process.c  the process's cache, its configuration, exit and fork flows
  *   stats.c    counters and the --stats file
  *   real.c     the functions behind ours, found lazily with dlsym(RTLD_NEXT)
+ *   syms.h     every interposed function: name, signature, kind of wrapper
  *
  * Internal calls.  The library (linked into the shim) and the libraries it
  * uses call open(2), close(2), fcntl(2) ... through the same symbols the
@@ -118,9 +119,62 @@ static inline void *shim_real(struct shim_sym *s)
 
 /* REAL(read)(fd, buf, n): libc's read, typed as ours. */
 #define REAL(fn) ((__typeof__(&fn))shim_real(&shim_sym_##fn))
-#define SHIM_DECLARE_SYM(fn) extern struct shim_sym shim_sym_##fn;
+#define SHIM_DECLARE_SYM(ret, fn, ...) extern struct shim_sym shim_sym_##fn;
 #include "syms.h"
 SHIM_SYMS(SHIM_DECLARE_SYM)
+
+/*
+ * The wrappers of a group of syms.h, in the file that owns the group:
+ * SHIM_SYMS_RW(SHIM_WRAP) writes each entry by its kind,
+ * SHIM_WRAP_<kind>(ret, name, params, args, how).  The generic kinds are
+ * here; a file defines its own before it expands its group.
+ */
+#define SHIM_WRAP(ret, name, params, args, kind, ...) \
+	SHIM_WRAP_##kind(ret, name, params, args, __VA_ARGS__)
+
+/* Written by hand: declared here, so the list and the code agree. */
+#define SHIM_WRAP_own(ret, name, params, args, ...) \
+	SHIM_EXPORT ret name params;
+
+/* On a managed fd: how, with o the description (referenced); else libc's. */
+#define SHIM_WRAP_fd(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		struct shim_ofd *o = shim_ofd_get(fd); \
+		ret r; \
+		if (!o) \
+			return REAL(name) args; \
+		r = how; \
+		shim_ofd_put(o); \
+		return r; \
+	}
+
+/* how (which keeps errno), then libc's. */
+#define SHIM_WRAP_before(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		how; \
+		return REAL(name) args; \
+	}
+
+/* libc's; then, if it succeeded, how. */
+#define SHIM_WRAP_after(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		ret r = REAL(name) args; \
+		if (r == 0) \
+			how; \
+		return r; \
+	}
+
+/* how, which returns SHIM_PASS for "libc's, as if we were not here". */
+#define SHIM_PASS (-2)
+#define SHIM_WRAP_or_real(ret, name, params, args, how) \
+	SHIM_EXPORT ret name params \
+	{ \
+		ret r = how; \
+		return r == SHIM_PASS ? REAL(name) args : r; \
+	}
 
 /* Calls on the shim's behalf (see the top): depth, thread-local. */
 extern SHIM_TLS int shim_internal;
