@@ -93,7 +93,7 @@ void pc__bdi_mark_dirty(struct pc_mapping *m)
 {
 	struct pc_bdi *b = m->bdi;
 
-	pc__lock(&b->lock);
+	pc__lock_counted(&b->lock);
 	if (!atomic_load(&m->on_dirty_list)) {
 		m->dirtied_ns = pc__now_ns();
 		pc_list_add_tail(&b->dirty, &m->dirty_link);
@@ -108,7 +108,7 @@ void pc__bdi_remove(struct pc_mapping *m)
 
 	if (!b)
 		return;
-	pc__lock(&b->lock);
+	pc__lock_counted(&b->lock);
 	if (atomic_load(&m->on_dirty_list)) {
 		pc_list_del(&b->dirty, &m->dirty_link);
 		atomic_store(&m->on_dirty_list, false);
@@ -135,7 +135,7 @@ bool pc__bdi_retire_if_clean(struct pc_mapping *m)
 
 	if (!atomic_load(&m->on_dirty_list))
 		return true;
-	pc__lock(&b->lock);
+	pc__lock_counted(&b->lock);
 	if (atomic_load(&m->on_dirty_list))
 		off = retire_if_clean_locked(b, m);
 	pc__unlock(&b->lock);
@@ -243,7 +243,7 @@ static struct pc_mapping *next_dirty(struct pc_bdi *b, uint64_t older_than)
 {
 	struct pc_mapping *m, *found = NULL;
 
-	pc__lock(&b->lock);
+	pc__lock_counted(&b->lock);
 	for (m = dirty_first(b); m;) {
 		struct pc_mapping *next = dirty_next(m);
 
@@ -315,7 +315,7 @@ static unsigned list_length(struct pc_bdi *b)
 {
 	unsigned n = 0;
 
-	pc__lock(&b->lock);
+	pc__lock_counted(&b->lock);
 	for (struct pc_mapping *m = dirty_first(b); m; m = dirty_next(m))
 		n++;
 	pc__unlock(&b->lock);

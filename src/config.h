@@ -1,6 +1,7 @@
 /*
  * config.h - struct pc_config, what pc_cache_create's config string sets
- * (cache.c parses it; include/pagecache.h documents every key).
+ * (config.c parses it, from its table of keys; the README's table
+ * documents every key).
  */
 #ifndef PC_CONFIG_H
 #define PC_CONFIG_H
@@ -9,7 +10,7 @@
 
 #define PC_RA_MAX_AUTO UINT64_MAX	/* readahead.max not set (readahead.c) */
 
-/* The modes of three keys, in the order of their names (cache.c). */
+/* The modes of three keys, in the order of their names (config.c). */
 enum pc_batch_remove {		/* reclaim.batch_remove (vmscan.c) */
 	PC_REMOVE_OFF,		/* one tree-lock hold per page: vanilla */
 	PC_REMOVE_ON,		/* runs of consecutive pages of a mapping */
@@ -57,6 +58,21 @@ struct pc_config {
 	char trace[256];		/* trace=PATH; empty: off */
 };
 
+/* @s (NULL: every default) into @cfg: 0, or -EINVAL said on stderr. */
 int pc__config_parse(struct pc_config *cfg, const char *s);
+
+#ifdef PC_DEBUG
+/*
+ * Tests: the @i-th key of config.c's table (NULL past the end), its
+ * default as a value (*@def; NULL: not set) and, for one not set, the
+ * README's words for it (*@doc, or NULL).
+ */
+const char *pc__config_key(unsigned i, const char **def, const char **doc);
+/*
+ * Tests: @cfg as a config string that parses back to it (the keys not
+ * set left out), as snprintf writes into @buf: returns its length.
+ */
+int pc__config_format(const struct pc_config *cfg, char *buf, size_t size);
+#endif
 
 #endif /* PC_CONFIG_H */

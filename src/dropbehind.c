@@ -158,7 +158,7 @@ bool pc__drop_page(struct pc_cache *c, struct pc_page *p, int expected,
 	if (m && !page_test(p, PG_dirty) && !page_test(p, PG_writeback) &&
 	    (force || (!page_test(p, PG_referenced) &&
 		       !page_test(p, PG_active)))) {
-		pc__lock(&m->tree_lock);
+		pc__lock_counted(&m->tree_lock);
 		if (page_ref_freeze(p, expected)) {
 			if (page_test(p, PG_dirty)) {
 				page_ref_unfreeze(p, expected);
@@ -194,7 +194,7 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 	unsigned dropped = 0, total = 0;
 
 	PC_ASSERT(nr <= PC_MAX_IO_PAGES);
-	pc__lock(&m->tree_lock);
+	pc__lock_counted(&m->tree_lock);
 	for (unsigned i = 0; i < nr; i++) {
 		struct pc_page *p = pages[i];
 
@@ -221,7 +221,7 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 		if (n != locked) {
 			if (locked)
 				pc__unlock(&locked->lru_lock);
-			pc__lock(&n->lru_lock);
+			pc__lock_counted(&n->lru_lock);
 			locked = n;
 		}
 		if (page_test_clear(p, PG_lru))

@@ -93,7 +93,7 @@ int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 	atomic_store_explicit(&p->index, index, memory_order_relaxed);
 	atomic_store_explicit(&p->mapping, m, memory_order_release);
 	page_get(p);	/* the mapping's reference */
-	pc__lock(&m->tree_lock);
+	pc__lock_counted(&m->tree_lock);
 	r = pc__tree_insert(&m->tree, index, p, &old);
 	pc__unlock(&m->tree_lock);
 	if (r) {

@@ -115,7 +115,7 @@ static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 				struct pc_page *p = items[k];
 
 				if (pc_tree_is_value(p)) {
-					pc__lock(&m->tree_lock);
+					pc__lock_counted(&m->tree_lock);
 					if (pc__tree_lookup(&m->tree, idx[k]) == p) {
 						pc__tree_store(&m->tree, idx[k], NULL);
 						atomic_fetch_sub(&c->nr_shadows, 1);
@@ -147,7 +147,7 @@ static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 				page_clear(p, PG_reclaim);
 				page_clear(p, PG_dropbehind);
 				pc_trace(c, PC_TR_EVICT, p, PC_TRACE_EV_REMOVE);
-				pc__lock(&m->tree_lock);
+				pc__lock_counted(&m->tree_lock);
 				pc__delete_from_page_cache_locked(m, p, NULL);
 				pc__unlock(&m->tree_lock);
 				pc__unlock_page(&c->wait, p);

@@ -17,7 +17,7 @@
  * The other headers, one concept each.  internal.h includes these, whose
  * types the objects embed:
  *   base.h       PC_ASSERT, pc_min/pc_max, PC_EXPORT, the clocks
- *   lock.h       the ranked locks and the whole lock order
+ *   lock.h       the ranked locks and the whole lock order (lock.c, a leaf)
  *   vmstat.h     the counters
  *   config.h     struct pc_config and the policies' modes
  *   list.h       the doubly linked list
@@ -34,8 +34,8 @@
  *   io.h         the I/O backends and fault rules (io*.c, leaves)
  *   arena.h      huge-page arenas of tree nodes (arena.c, a leaf)
  *   numa_topology.h  the machine's NUMA nodes (numa.c)
- * The leaves include their own header only (and through it base.h): they
- * cannot call into the core, and the compiler keeps it so.
+ * The leaves (lock.c too) include leaves' headers only: they cannot call
+ * into the core, and tests/test_leaves.sh keeps it so.
  */
 #ifndef PC_INTERNAL_H
 #define PC_INTERNAL_H
@@ -151,7 +151,7 @@ struct pc_file {
 	struct pc_link link;		/* on c->files, c->mappings_lock */
 };
 
-/* Per-thread, per-cache context (cache.c): node, LRU batches. */
+/* Per-thread, per-cache context (tctx.c): node, LRU batches. */
 struct pc_tctx {
 	struct pc_cache *cache;
 	uint64_t cache_id;
@@ -218,7 +218,7 @@ struct pc_cache {
 
 	struct pc_lock tctx_lock;
 	_Atomic(struct pc_tctx *) tctxs;	/* push: lock-free; unlink, walk:
-					   tctx_lock (cache.c) */
+					   tctx_lock (tctx.c) */
 	_Atomic unsigned next_node;	/* round-robin for new threads */
 	_Atomic unsigned next_shard;
 
@@ -263,7 +263,9 @@ static inline struct pc_mapping *closed_next(struct pc_mapping *m)
 	return pc_list_next_entry(m, struct pc_mapping, closed_link);
 }
 
-/* cache.c */
+/* tctx.c: the process's caches and the threads' contexts in them. */
+int pc__cache_register(struct pc_cache *c);
+void pc__cache_unregister(struct pc_cache *c);
 struct pc_tctx *pc__tctx(struct pc_cache *c);
 void pc__tctx_drain_all(struct pc_cache *c);
 struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */

@@ -48,17 +48,16 @@ struct pc_io_ops {
 	 * until another thread woke it.  The others are started first.
 	 */
 	int (*submit)(struct pc_io *io, struct pc_io_req **reqs, unsigned n);
+	/*
+	 * Has @io failed for good (io_uring: a fatal error on the ring), so
+	 * that its I/O goes the sync backend's way now?  NULL: never.
+	 */
+	bool (*lost)(struct pc_io *io);
 };
 
 extern const struct pc_io_ops pc__io_uring_ops;
 extern const struct pc_io_ops pc__io_sync_ops;
 extern const struct pc_io_ops pc__io_fault_ops;
-
-/*
- * io_uring.c: has @io's ring failed (a fatal io_uring error), so that its
- * I/O goes through the sync backend's way now?  False for other backends.
- */
-bool pc__io_uring_lost(struct pc_io *io);
 
 /* Look an ops table up by name ("uring", "sync", "fault"); NULL if none. */
 const struct pc_io_ops *pc__io_ops_by_name(const char *name);

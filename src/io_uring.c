@@ -47,7 +47,7 @@
  * back off without sq_lock, the completion thread polls CQEs meanwhile.
  * Any other error of the ring itself (its descriptor closed behind our
  * back, EBADF; EBADR, EOWNERDEAD, ...) loses the ring, not the process
- * (uring_die, said once on stderr; pc__io_uring_lost says it after):
+ * (uring_die, said once on stderr; uring_lost says it after):
  *   - new requests are done the sync backend's way, in the submitter;
  *   - the completion thread (it waits with a timeout where the kernel
  *     takes one, IORING_FEAT_EXT_ARG, so it notices) drains: the requests
@@ -161,11 +161,9 @@ static void uring_die(struct pc_io_uring *u, const char *what, int err)
 		"backend\n", what, strerror(-err));
 }
 
-bool pc__io_uring_lost(struct pc_io *io)
+static bool uring_lost(struct pc_io *io)
 {
-	if (!io || *(const struct pc_io_ops **)(void *)io != &pc__io_uring_ops)
-		return false;
-	return atomic_load(&((struct pc_io_uring *)(void *)io)->dead);
+	return atomic_load(&to_uring(io)->dead);
 }
 
 /* @req holds a slot from now on; lock held. */
@@ -853,4 +851,5 @@ const struct pc_io_ops pc__io_uring_ops = {
 	.create = uring_create,
 	.destroy = uring_destroy,
 	.submit = uring_submit,
+	.lost = uring_lost,
 };

@@ -20,8 +20,10 @@
  *
  * Statistics: the tree, bdi, lru and free locks count acquisitions,
  * contended acquisitions and the time waited (vmstat *_lock_acquired,
- * _contended, _wait_ns) in their cache's counters, with one context lookup
- * per acquisition.  The others have no cache (l->cache NULL).
+ * _contended, _wait_ns) in their cache's counters.  The counting is the
+ * core's (pc__lock_counted, vmstat.c): this file only says whether an
+ * acquisition waited and for how long (pc__lock_timed).  A leaf: it
+ * includes lock.h and base.h, and calls nothing of the core.
  *
  * Shared locks (pc__lock_init_shared: process-shared, robust): a lock
  * whose holder died is taken all the same (EOWNERDEAD): owner_died marks
@@ -32,7 +34,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "lock.h"
 
 #ifdef PC_DEBUG
 #define WITNESS_DEPTH 32
@@ -192,40 +194,39 @@ void pc__lock_destroy(struct pc_lock *l)
 	pthread_mutex_destroy(&l->m);
 }
 
-/* Count an acquisition (and its wait, if @t0): one context lookup. */
-static void lock_count(struct pc_lock *l, uint64_t t0)
+/*
+ * Take @l (the witness checks first); if @waited_ns, say whether another
+ * thread had it (true) and how long this one waited (*@waited_ns).
+ */
+static bool mutex_take(struct pc_lock *l, uint64_t *waited_ns)
 {
-	struct pc_tctx *t;
-	int node;
-
-	if (!l->cache || l->stat < 0)
-		return;
-	t = pc__tctx(l->cache);
-	node = t ? t->node : 0;
-	pc__count_ctx(l->cache, t, node, l->stat, 1);
-	if (t0) {
-		pc__count_ctx(l->cache, t, node, l->stat + 1, 1);
-		pc__count_ctx(l->cache, t, node, l->stat + 2,
-			      (int64_t)(pc__now_ns() - t0));
-	}
-}
-
-void pc__lock(struct pc_lock *l)
-{
-	uint64_t t0 = 0;
-
+	bool contended = false;
 	int r;
 
 	witness_check(l, l->rank);
 	r = pthread_mutex_trylock(&l->m);
 	if (r != 0 && owner_died(l, r) != 0) {
-		if (l->cache)
-			t0 = pc__now_ns();
+		uint64_t t0 = waited_ns ? pc__now_ns() : 0;
+
 		r = owner_died(l, pthread_mutex_lock(&l->m));
 		PC_ASSERT(r == 0);
+		if (waited_ns)
+			*waited_ns = pc__now_ns() - t0;
+		contended = true;
 	}
 	witness_push(l, l->rank);
-	lock_count(l, t0);
+	return contended;
+}
+
+bool pc__lock_timed(struct pc_lock *l, uint64_t *waited_ns)
+{
+	return mutex_take(l, waited_ns);
+}
+
+void pc__lock(struct pc_lock *l)
+{
+	PC_ASSERT(l->stat < 0);	/* else pc__lock_counted */
+	mutex_take(l, NULL);
 }
 
 bool pc__trylock(struct pc_lock *l)
@@ -235,7 +236,6 @@ bool pc__trylock(struct pc_lock *l)
 	if (r != 0 && owner_died(l, r) != 0)
 		return false;
 	witness_push(l, l->rank);
-	lock_count(l, 0);
 	return true;
 }
 

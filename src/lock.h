@@ -16,7 +16,7 @@
  * lock further down the table only.
  *
  *   rank                 lock                    what it protects
- *   LIVE                 live_lock (cache.c)     the process's caches
+ *   LIVE                 live_lock (tctx.c)      the process's caches
  *   RESIZE               c->resize_lock          one pc_cache_resize at a time
  *   MAPPINGS             c->mappings_lock        open/close table, files
  *   I_RWSEM  (rwlock)    m->i_rwsem              size; writers shared,
@@ -70,7 +70,8 @@
  * guards may be half-updated, the region's broken flag is set.  Ranks and
  * the witness are the same for them: the witness is per thread.
  *
- * The functions live in lock.c.
+ * The functions live in lock.c, a leaf; the counting of the four with
+ * statistics in vmstat.c.
  */
 #ifndef PC_LOCK_H
 #define PC_LOCK_H
@@ -123,6 +124,15 @@ void pc__lock_destroy(struct pc_lock *l);
 void pc__lock(struct pc_lock *l);
 bool pc__trylock(struct pc_lock *l);
 void pc__unlock(struct pc_lock *l);
+/*
+ * The four locks with statistics (@cache and @stat set: tree, bdi, lru,
+ * free) are taken with pc__lock_counted and pc__trylock_counted
+ * (vmstat.h), which count into their cache; pc__lock asserts it is not
+ * given one.  What pc__lock_counted takes them with: pc__lock that says
+ * whether it had to wait (true) and for how long (*@waited_ns, set only
+ * then).
+ */
+bool pc__lock_timed(struct pc_lock *l, uint64_t *waited_ns);
 /* Debug builds: does this thread hold @l?  Release builds: true. */
 bool pc__lock_held(const struct pc_lock *l);
 #define PC_ASSERT_HELD(l) PC_ASSERT(pc__lock_held(l))

@@ -106,7 +106,7 @@ static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 		if (n != locked) {
 			if (locked)
 				pc__unlock(&locked->lru_lock);
-			pc__lock(&n->lru_lock);
+			pc__lock_counted(&n->lru_lock);
 			locked = n;
 		}
 		if (!page_mapping(p) || page_test(p, PG_lru))
@@ -158,7 +158,7 @@ static void drain_activations(struct pc_cache *c, struct pc_page **pages,
 		if (n != locked) {
 			if (locked)
 				pc__unlock(&locked->lru_lock);
-			pc__lock(&n->lru_lock);
+			pc__lock_counted(&n->lru_lock);
 			locked = n;
 		}
 		activate_locked(c, n, pages[i]);
@@ -215,7 +215,7 @@ static void activate_page(struct pc_cache *c, struct pc_page *p)
 	if (!t) {
 		struct pc_node *n = page_node(c, p);
 
-		pc__lock(&n->lru_lock);
+		pc__lock_counted(&n->lru_lock);
 		activate_locked(c, n, p);
 		pc__unlock(&n->lru_lock);
 		return;
@@ -278,7 +278,7 @@ void pc__lru_rotate_reclaimable(struct pc_cache *c, struct pc_page *p)
 
 	if (!page_test(p, PG_lru) || page_test(p, PG_active))
 		return;
-	pc__lock(&n->lru_lock);
+	pc__lock_counted(&n->lru_lock);
 	if (page_test(p, PG_lru) && !page_test(p, PG_active)) {
 		pc__lru_del_locked(n, p);
 		pc__lru_add_locked(n, p, true);
@@ -293,7 +293,7 @@ void pc__deactivate_page(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_node *n = page_node(c, p);
 
-	pc__lock(&n->lru_lock);
+	pc__lock_counted(&n->lru_lock);
 	if (page_test(p, PG_lru)) {
 		pc__lru_del_locked(n, p);
 		if (page_test_clear(p, PG_active)) {

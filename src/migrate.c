@@ -281,7 +281,7 @@ static void replace_locked(struct pc_cache *c, struct pc_mapping *m,
 	atomic_store_explicit(&new->last_node, target, memory_order_relaxed);
 	page_get(new);		/* the mapping's reference */
 
-	pc__lock(&tn->lru_lock);
+	pc__lock_counted(&tn->lru_lock);
 	page_set(new, PG_lru);
 	pc__lru_add_locked(tn, new, false);
 	pc_trace(c, PC_TR_LRU_INSERT, new, pc_trace_insert_reason(new));
@@ -320,7 +320,7 @@ static bool freeze_isolate_locked(struct pc_cache *c, struct pc_mapping *m,
 		page_ref_unfreeze(old, 2);
 		return false;
 	}
-	pc__lock(&on->lru_lock);
+	pc__lock_counted(&on->lru_lock);
 	on_lru = page_test_clear(old, PG_lru);
 	if (on_lru)
 		pc__lru_del_locked(on, old);
@@ -357,7 +357,7 @@ static int migrate_one(struct pc_numab *nb, const struct mig_req *rq)
 		goto unlock;
 	/* The page lock keeps writers out: the copy is the page's data. */
 	memcpy(page_data(c, new), page_data(c, old), PC_PAGE_SIZE);
-	pc__lock(&m->tree_lock);
+	pc__lock_counted(&m->tree_lock);
 	moved = freeze_isolate_locked(c, m, old, rq->index);
 	if (moved)
 		replace_locked(c, m, old, new, rq->target);

@@ -398,7 +398,7 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 
 	if (atomic_load_explicit(&n->nr_free, memory_order_relaxed) <= floor)
 		return NULL;
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	if (atomic_load(&n->nr_free) > floor) {
 		if (n->free_head == PC_NO_PFN &&
 		    atomic_load_explicit(&n->hw, memory_order_relaxed) <
@@ -459,7 +459,7 @@ void pc__free_page(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_node *n = page_node(c, p);
 
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	free_one_locked(c, n, p);
 	pc__unlock(&n->free_lock);
 	pc__inc(c, n->id, pgfree);
@@ -471,7 +471,7 @@ void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 		struct pc_node *n = page_node(c, pages[i]);
 		unsigned j = i;
 
-		pc__lock(&n->free_lock);
+		pc__lock_counted(&n->free_lock);
 		for (; j < nr && page_node(c, pages[j]) == n; j++)
 			free_one_locked(c, n, pages[j]);
 		pc__unlock(&n->free_lock);
@@ -491,7 +491,7 @@ void pc__page_release(struct pc_cache *c, struct pc_page *p)
 	if (page_test(p, PG_lru)) {
 		struct pc_node *n = page_node(c, p);
 
-		pc__lock(&n->lru_lock);
+		pc__lock_counted(&n->lru_lock);
 		if (page_test_clear(p, PG_lru))
 			pc__lru_del_locked(n, p);
 		pc__unlock(&n->lru_lock);

@@ -1,5 +1,5 @@
 /*
- * numa_topology.h - the machine's NUMA topology, shared by cache.c and node.c.
+ * numa_topology.h - the machine's NUMA topology, shared by node.c and arena.c.
  * Without libnuma there is one node and binding does nothing.
  */
 #ifndef PC_NUMA_TOPOLOGY_H

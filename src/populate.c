@@ -88,7 +88,7 @@ unsigned pc__populate_step(struct pc_cache *c, struct pc_node *n)
 	int r;
 
 	pc__lock(&n->populate_mtx);
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	from = pc_max(atomic_load(&n->hw), atomic_load(&n->ready));
 	to = pc_min(from + PC_FRAME_STEP,
 		    ready_target(n, atomic_load(&n->hw)));
@@ -112,7 +112,7 @@ unsigned pc__populate_step(struct pc_cache *c, struct pc_node *n)
 		pc__unlock(&n->populate_mtx);
 		return 0;
 	}
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	if (atomic_load(&n->ready) < to)
 		atomic_store(&n->ready, to);
 	pc__unlock(&n->free_lock);

@@ -75,7 +75,7 @@ static uint32_t round_up(uint32_t v, uint32_t step)
 
 static void grow_node(struct pc_cache *c, struct pc_node *n, uint32_t per)
 {
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	PC_ASSERT(atomic_load(&n->hw) <= atomic_load(&n->nr_frames));
 	atomic_fetch_add(&n->nr_free, per - atomic_load(&n->nr_frames));
 	atomic_store(&n->nr_frames, per);
@@ -93,7 +93,7 @@ static void lower_share(struct pc_cache *c, struct pc_node *n, uint32_t per)
 {
 	uint32_t old, hw, *link, removed = 0;
 
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	old = atomic_load(&n->nr_frames);
 	hw = atomic_load(&n->hw);
 	atomic_store(&n->nr_frames, per);
@@ -167,7 +167,7 @@ static int evict(struct pc_cache *c, struct pc_node *n, struct pc_page *p)
 		pc__put_page(c, p);
 		return RETRY;
 	}
-	pc__lock(&n->lru_lock);
+	pc__lock_counted(&n->lru_lock);
 	on_lru = page_test_clear(p, PG_lru);
 	if (on_lru)
 		pc__lru_del_locked(n, p);
@@ -177,7 +177,7 @@ static int evict(struct pc_cache *c, struct pc_node *n, struct pc_page *p)
 		pc__put_page(c, p);
 		return RETRY;
 	}
-	pc__lock(&m->tree_lock);
+	pc__lock_counted(&m->tree_lock);
 	if (page_ref_freeze(p, 2)) {	/* the mapping's and ours */
 		if (page_test(p, PG_dirty)) {
 			page_ref_unfreeze(p, 2);
@@ -192,7 +192,7 @@ static int evict(struct pc_cache *c, struct pc_node *n, struct pc_page *p)
 	if (!removed) {		/* back where it was, as reclaim puts back */
 		int r = page_test(p, PG_dirty) ? RETRY : PINNED;
 
-		pc__lock(&n->lru_lock);
+		pc__lock_counted(&n->lru_lock);
 		page_set(p, PG_lru);
 		pc__lru_add_locked(n, p, false);
 		pc__unlock(&n->lru_lock);
@@ -271,7 +271,7 @@ static uint32_t settle_above_pins(struct pc_cache *c, struct pc_node *n,
 {
 	uint32_t hw, top = per;
 
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	hw = atomic_load(&n->hw);
 	for (uint32_t f = per; f < hw; f++)
 		if (page_count(pfn_page(c, n->first_pfn + f)) != PC_REF_RETIRED)
@@ -303,7 +303,7 @@ static void give_back(struct pc_cache *c, struct pc_node *n)
 
 	/* No step is being populated ahead while it is given back. */
 	pc__lock(&n->populate_mtx);
-	pc__lock(&n->free_lock);
+	pc__lock_counted(&n->free_lock);
 	share = atomic_load(&n->nr_frames);
 	/* Touched: initialized, or faulted in ahead (populate.c). */
 	hw = pc_max(atomic_load(&n->hw), atomic_load(&n->ready));

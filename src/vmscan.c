@@ -187,7 +187,7 @@ static void shrink_active(struct pc_cache *c, struct pc_node *n,
 	unsigned count, moved = 0;
 
 	nr = pc_min(nr, PC_RECLAIM_BATCH);
-	pc__lock(&n->lru_lock);
+	pc__lock_counted(&n->lru_lock);
 	count = isolate_lru_locked(c, n, PC_LRU_ACTIVE, batch, nr);
 	pc__add(c, n->id, pgrefill, count);
 	for (unsigned i = 0; i < count; i++) {
@@ -245,7 +245,7 @@ static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
 {
 	enum pc_contention_backoff backoff = c->cfg.contention_backoff;
 
-	if (pc__trylock(&m->tree_lock))
+	if (pc__trylock_counted(&m->tree_lock))
 		return;
 	sc->contended = true;
 	pc__inc(c, sc->node->id, reclaim_tree_contended);
@@ -258,7 +258,7 @@ static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
 					       sc->node->id);
 		atomic_store(&c->tree_contended_ns, pc__clock(c));
 	}
-	pc__lock(&m->tree_lock);
+	pc__lock_counted(&m->tree_lock);
 	if (backoff == PC_BACKOFF_BLUNT && sc->kswapd)
 		atomic_store(&c->tree_contended_ns, pc__clock(c));
 }
@@ -321,7 +321,7 @@ static void putback(struct pc_cache *c, struct pc_node *n,
 
 	if (!nr)
 		return;
-	pc__lock(&n->lru_lock);
+	pc__lock_counted(&n->lru_lock);
 	for (unsigned i = 0; i < nr; i++) {
 		page_set(pages[i], PG_lru);
 		pc__lru_add_locked(n, pages[i], false);
@@ -347,7 +347,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	bool wake_flusher = false;
 
 	nr = pc_min(nr, PC_RECLAIM_BATCH);
-	pc__lock(&n->lru_lock);
+	pc__lock_counted(&n->lru_lock);
 	count = isolate_lru_locked(c, n, PC_LRU_INACTIVE, iso, nr);
 	pc__unlock(&n->lru_lock);
 	sc->nr_scanned += count;

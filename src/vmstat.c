@@ -19,7 +19,11 @@
  * thresholds (writeback.c) and the wait-queue counters (pagewait.c).
  * io_uring_fallback is 1 when io=uring was asked and the sync backend
  * does the I/O: io_uring missing at create (cache.c), or the ring lost
- * (io_uring.c).
+ * (the backend's `lost`, io.h).
+ *
+ * The tree, bdi, lru and free locks count their acquisitions here
+ * (pc__lock_counted): lock.c, a leaf, takes them and says how long it
+ * waited.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +77,38 @@ void pc__count_ctx(struct pc_cache *c, struct pc_tctx *t, int node,
 		(uint64_t)d, memory_order_relaxed);
 }
 
+/* An acquisition of @l, and its wait if @waited. */
+static void lock_count(struct pc_lock *l, bool waited, uint64_t waited_ns)
+{
+	struct pc_tctx *t = pc__tctx(l->cache);
+	int node = t ? t->node : 0;
+
+	pc__count_ctx(l->cache, t, node, l->stat, 1);
+	if (waited) {
+		pc__count_ctx(l->cache, t, node, l->stat + 1, 1);
+		pc__count_ctx(l->cache, t, node, l->stat + 2,
+			      (int64_t)waited_ns);
+	}
+}
+
+void pc__lock_counted(struct pc_lock *l)
+{
+	uint64_t ns = 0;
+	bool waited = pc__lock_timed(l, &ns);
+
+	PC_ASSERT(l->cache && l->stat >= 0);
+	lock_count(l, waited, ns);
+}
+
+bool pc__trylock_counted(struct pc_lock *l)
+{
+	PC_ASSERT(l->cache && l->stat >= 0);
+	if (!pc__trylock(l))
+		return false;
+	lock_count(l, false, 0);
+	return true;
+}
+
 static uint64_t shard_sum(struct pc_cache *c, int node, enum pc_vmstat_item i)
 {
 	uint64_t sum = 0;
@@ -120,7 +156,9 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 	case PC_VM_waitqueue_wakeups:
 		return node == 0 ? pc__pagewait_wakeups(&c->wait) : 0;
 	case PC_VM_io_uring_fallback:	/* 1: io=uring asked, sync doing it */
-		return node == 0 && (c->io_fallback || pc__io_uring_lost(c->io));
+		return node == 0 && (c->io_fallback ||
+				     (c->io && c->io_ops->lost &&
+				      c->io_ops->lost(c->io)));
 	default:
 		return shard_sum(c, node, i);
 	}

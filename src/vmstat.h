@@ -71,6 +71,14 @@ void pc__count_ctx(struct pc_cache *c, struct pc_tctx *t, int node,
 		   enum pc_vmstat_item i, int64_t d);
 uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i);
 uint64_t pc__vmstat_sum(struct pc_cache *c, enum pc_vmstat_item i);
+/*
+ * Take, or try, one of the four locks with statistics (lock.h): the lock,
+ * then its acquisition counted into its cache (l->stat; +1 contended; +2
+ * the ns waited) with one context lookup.
+ */
+struct pc_lock;
+void pc__lock_counted(struct pc_lock *l);
+bool pc__trylock_counted(struct pc_lock *l);
 #define pc__inc(c, node, item) pc__count((c), (node), PC_VM_##item, 1)
 #define pc__add(c, node, item, d) pc__count((c), (node), PC_VM_##item, (d))
 

@@ -151,7 +151,7 @@ static uint64_t trim_mapping(struct pc_cache *c, struct pc_mapping *m,
 		if (nstale) {
 			unsigned done = 0;
 
-			pc__lock(&m->tree_lock);
+			pc__lock_counted(&m->tree_lock);
 			for (unsigned k = 0; k < nstale; k++)
 				if (pc__tree_lookup(&m->tree, idx[k]) == items[k]) {
 					pc__tree_store(&m->tree, idx[k], NULL);

@@ -234,7 +234,7 @@ void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p)
 {
 	PC_ASSERT(page_test(p, PG_locked));
 	if (!page_test_set(p, PG_dirty)) {
-		pc__lock(&m->tree_lock);
+		pc__lock_counted(&m->tree_lock);
 		pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
 		pc__unlock(&m->tree_lock);
 		account_dirtied(m, p);
@@ -327,7 +327,7 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		pc__errseq_set(m, err);
 		pc__inc(c, node, writeback_errors);
 	}
-	pc__lock(&m->tree_lock);
+	pc__lock_counted(&m->tree_lock);
 	for (unsigned i = 0; i < nr; i++) {
 		struct pc_page *p = pages[i];
 
@@ -338,7 +338,7 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 				pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
 				pc__unlock(&m->tree_lock);
 				account_dirtied(m, p);
-				pc__lock(&m->tree_lock);
+				pc__lock_counted(&m->tree_lock);
 			}
 		}
 	}
@@ -516,7 +516,7 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	    atomic_load(&m->nr_dirty))
 		(void)pc__backing_tail_fd(m, true);
 	if (sync) {
-		pc__lock(&m->tree_lock);
+		pc__lock_counted(&m->tree_lock);
 		pc__tree_tag_range(&m->tree, start, end, PC_TAG_DIRTY,
 				   PC_TAG_TOWRITE, UINT32_MAX);
 		pc__unlock(&m->tree_lock);
@@ -562,7 +562,7 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 			}
 			if (!page_test(p, PG_dirty)) {
 				if (sync) {
-					pc__lock(&m->tree_lock);
+					pc__lock_counted(&m->tree_lock);
 					pc__tree_tag_clear(&m->tree, idx[k], PC_TAG_TOWRITE);
 					pc__unlock(&m->tree_lock);
 				}
@@ -579,7 +579,7 @@ skip:
 			pc__put_page(c, p);
 		}
 		if (np) {
-			pc__lock(&m->tree_lock);
+			pc__lock_counted(&m->tree_lock);
 			for (unsigned k = 0; k < np; k++) {
 				uint64_t i = page_index(pages[k]);
 

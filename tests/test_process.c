@@ -3,7 +3,7 @@
  * its own descriptors (backing files, the io_uring ring) sit high, out of
  * the program's way (fd.c), and a forked child can make a cache of its
  * own and use it while the parent's threads keep taking the locks a new
- * cache needs (cache.c's fork handlers; the race they close is not forced
+ * cache needs (tctx.c's fork handlers; the race they close is not forced
  * here, the test shows the child works).  Not under TSan, which cannot
  * run threads in the child of a multi-threaded fork.
  */

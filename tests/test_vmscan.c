@@ -615,7 +615,7 @@ static void test_backoff_off(void **state)
 	backoff_setup(&b, "off", 1);
 	contended = node_vm(b.c, 0, "reclaim_tree_contended");
 	steal = node_vm(b.c, 0, "pgsteal_kswapd");
-	pc__lock(b.tl);
+	pc__lock_counted(b.tl);
 	backoff_to_low(&b, 0);
 	wait_vm_above(b.c, 0, "reclaim_tree_contended", contended);
 	tu_sleep_us(30000);
@@ -645,7 +645,7 @@ static void test_backoff_sleepy(void **state)
 	/* The timeout ends the wait. */
 	waits = node_vm(b.c, 0, "reclaim_backoff_wait");
 	steal = node_vm(b.c, 0, "pgsteal_kswapd");
-	pc__lock(b.tl);
+	pc__lock_counted(b.tl);
 	backoff_to_low(&b, 0);
 	wait_vm_above(b.c, 0, "reclaim_backoff_wait", waits);
 	pc__unlock(b.tl);
@@ -663,7 +663,7 @@ static void test_backoff_sleepy(void **state)
 	backoff_refill(&b);
 	waits = node_vm(b.c, 0, "reclaim_backoff_wait");
 	steal = node_vm(b.c, 0, "pgsteal_kswapd");
-	pc__lock(b.tl);
+	pc__lock_counted(b.tl);
 	backoff_to_low(&b, 0);
 	wait_vm_above(b.c, 0, "reclaim_backoff_wait", waits);
 	pc__unlock(b.tl);

@@ -1,0 +1,303 @@
+/*
+ * tctx.c - the process's caches, and each thread's context in each.
+ *
+ * The process keeps its live caches in live[] (live_lock), each with an id
+ * unique in the process (never reused): pc_cache_create registers a cache
+ * (pc__cache_register), destroy unregisters it, pc__page_cache finds the
+ * cache a page descriptor belongs to.
+ *
+ * Per-thread contexts (struct pc_tctx, internal.h) carry a thread's node,
+ * its vmstat shard, its LRU batches and its dirty-throttle state.  A
+ * thread finds its context for a cache in a small thread-local table
+ * (slots[]) keyed by the cache's id; the cache keeps all contexts on
+ * c->tctxs so reclaim can drain them (pc__tctx_drain_all) and destroy can
+ * free them (pc__cache_unregister).  A thread that exits hands its
+ * contexts back through a pthread key destructor (tctx_exit), which checks
+ * under `live_lock` that the cache still exists (a cache may be destroyed
+ * before its users' threads).  A context is made on first use, which may
+ * come under any lock (a counter bumped under an lru lock), so making one
+ * takes no lock: it is pushed on c->tctxs by compare-and-swap, and a dead
+ * cache's slot is found by its id in live_id[] (atomic, read without a
+ * lock).  Unlinking and walking the list (drains) take c->tctx_lock.
+ *
+ * A forked child can create caches of its own (not use inherited ones):
+ * pthread_atfork handlers hold live_lock and urcu-bp's state across fork.
+ *
+ * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <urcu-bp.h>
+
+#include "internal.h"
+
+#define TCTX_SLOTS 8
+
+struct tctx_slot {
+	uint64_t id;
+	struct pc_tctx *t;
+};
+
+#define MAX_CACHES 64
+
+static struct pc_lock live_lock = PC_LOCK_INITIALIZER(PC_RANK_LIVE);
+static struct pc_cache *live[MAX_CACHES];	/* live_lock */
+/* live[i]->id, or 0: written under live_lock, read without it */
+static _Atomic uint64_t live_id[MAX_CACHES];
+static uint64_t next_cache_id = 1;	/* live_lock */
+static pthread_key_t tctx_key;
+static pthread_once_t tctx_once = PTHREAD_ONCE_INIT;
+static __thread struct tctx_slot slots[TCTX_SLOTS];
+
+static struct pc_cache *live_find(uint64_t id)
+{
+	for (unsigned i = 0; i < MAX_CACHES; i++)
+		if (live[i] && live[i]->id == id)
+			return live[i];
+	return NULL;
+}
+
+/* Is a cache of id @id alive?  Without a lock: ids are never reused. */
+static bool live_id_present(uint64_t id)
+{
+	for (unsigned i = 0; i < MAX_CACHES; i++)
+		if (atomic_load_explicit(&live_id[i], memory_order_acquire) == id)
+			return true;
+	return false;
+}
+
+/*
+ * Off c->tctxs.  New contexts are pushed at the head without the lock
+ * (tctx_get), so the head is changed by compare-and-swap; the links behind
+ * it change only under c->tctx_lock.
+ */
+static void tctx_unlink(struct pc_cache *c, struct pc_tctx *t)
+{
+	struct pc_tctx *head = t;
+
+	pc__lock(&c->tctx_lock);
+	if (!atomic_compare_exchange_strong(&c->tctxs, &head, t->next)) {
+		for (struct pc_tctx *p = head; p; p = p->next)
+			if (p->next == t) {
+				p->next = t->next;
+				break;
+			}
+	}
+	pc__unlock(&c->tctx_lock);
+}
+
+/* Thread exit: give back the contexts of the caches still alive. */
+static void tctx_exit(void *arg)
+{
+	(void)arg;
+	pc__lock(&live_lock);
+	for (int i = 0; i < TCTX_SLOTS; i++) {
+		struct pc_cache *c;
+		struct pc_tctx *t = slots[i].t;
+
+		if (!t)
+			continue;
+		c = live_find(slots[i].id);
+		if (c && c == t->cache) {
+			pc__lru_drain(c, t);
+			tctx_unlink(c, t);
+			pc__lock_destroy(&t->lock);
+			free(t);
+		}
+		slots[i].t = NULL;
+		slots[i].id = 0;
+	}
+	pc__unlock(&live_lock);
+}
+
+static void tctx_key_init(void)
+{
+	pthread_key_create(&tctx_key, tctx_exit);
+}
+
+/*
+ * This thread's context for @c, made on first use.  Making one may happen
+ * under any lock (a counter bumped under an lru lock is a first use), so
+ * it takes none: dead caches' slots are found by id (live_id), and the new
+ * context is pushed on c->tctxs by compare-and-swap.
+ */
+struct pc_tctx *pc__tctx(struct pc_cache *c)
+{
+	struct pc_tctx *t;
+	int free_slot = -1;
+
+	for (int i = 0; i < TCTX_SLOTS; i++) {
+		if (slots[i].id == c->id)
+			return slots[i].t;
+		if (free_slot < 0 && !slots[i].t)
+			free_slot = i;
+	}
+	if (free_slot < 0) {
+		/* Slots taken by caches since destroyed can be reused. */
+		for (int i = 0; i < TCTX_SLOTS && free_slot < 0; i++)
+			if (!live_id_present(slots[i].id))
+				free_slot = i;
+		if (free_slot < 0)
+			return NULL;	/* 9th cache in one thread: no batching */
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->cache = c;
+	t->cache_id = c->id;
+	t->node = (int)(atomic_fetch_add(&c->next_node, 1) % (unsigned)c->nr_nodes);
+	t->shard = atomic_fetch_add(&c->next_shard, 1) % PC_VMSTAT_SHARDS;
+	pc__lock_init(&t->lock, NULL, PC_RANK_TCTX, -1);
+	t->next = atomic_load_explicit(&c->tctxs, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&c->tctxs, &t->next, t,
+						      memory_order_release,
+						      memory_order_relaxed))
+		;
+	pthread_once(&tctx_once, tctx_key_init);
+	pthread_setspecific(tctx_key, (void *)1);
+	slots[free_slot].id = c->id;
+	slots[free_slot].t = t;
+	return t;
+}
+
+void pc__tctx_drain_all(struct pc_cache *c)
+{
+	pc__lock(&c->tctx_lock);
+	for (struct pc_tctx *t = atomic_load_explicit(&c->tctxs,
+						      memory_order_acquire);
+	     t; t = t->next)
+		pc__lru_drain(c, t);
+	pc__unlock(&c->tctx_lock);
+}
+
+PC_EXPORT int pc_thread_set_node(pc_cache *c, int node)
+{
+	struct pc_tctx *t;
+
+	if (!c || node < 0 || node >= c->nr_nodes)
+		return -EINVAL;
+	t = pc__tctx(c);
+	if (!t)
+		return -ENOMEM;
+	t->node = node;
+	return 0;
+}
+
+struct pc_cache *pc__page_cache(const struct pc_page *p)
+{
+	struct pc_cache *found = NULL;
+
+	pc__lock(&live_lock);
+	for (unsigned i = 0; i < MAX_CACHES; i++) {
+		struct pc_cache *c = live[i];
+
+		if (c && p >= c->pages && p < c->pages + c->span_frames) {
+			found = c;
+			break;
+		}
+	}
+	pc__unlock(&live_lock);
+	return found;
+}
+
+/*
+ * fork(2): a child may make caches of its own (the ones it inherited are
+ * dead: their threads stayed in the parent).  What a new cache needs that
+ * another thread could hold at the fork - live_lock, and urcu-bp's
+ * registry and call_rcu workers - is taken before and released (or
+ * restarted, for the workers) on both sides.  Registered once, by the
+ * first cache registered.
+ */
+#ifdef PC_TSAN
+/* TSan cannot run threads in a forked child: its restart of the call_rcu
+ * worker would kill it, and a TSan child makes no cache of its own. */
+static void rcu_workers_prepare(void) {}
+static void rcu_workers_parent(void) {}
+static void rcu_workers_child(void) {}
+#else
+static void rcu_workers_prepare(void)
+{
+	urcu_bp_call_rcu_before_fork();
+}
+
+static void rcu_workers_parent(void)
+{
+	urcu_bp_call_rcu_after_fork_parent();
+}
+
+static void rcu_workers_child(void)
+{
+	urcu_bp_call_rcu_after_fork_child();
+}
+#endif
+
+static void fork_prepare(void)
+{
+	pc__lock(&live_lock);
+	rcu_workers_prepare();
+	urcu_bp_before_fork();
+}
+
+static void fork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+	rcu_workers_parent();
+	pc__unlock(&live_lock);
+}
+
+static void fork_child(void)
+{
+	urcu_bp_after_fork_child();
+	rcu_workers_child();
+	pc__unlock(&live_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_handlers_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* @c into live[], with an id of its own: 0, or -ENOMEM (64 caches live). */
+int pc__cache_register(struct pc_cache *c)
+{
+	int r = -ENOMEM;
+
+	pthread_once(&fork_once, fork_handlers_init);
+	pc__lock(&live_lock);
+	for (unsigned i = 0; i < MAX_CACHES; i++)
+		if (!live[i]) {
+			live[i] = c;
+			c->id = next_cache_id++;
+			atomic_store_explicit(&live_id[i], c->id,
+					      memory_order_release);
+			r = 0;
+			break;
+		}
+	pc__unlock(&live_lock);
+	if (r)
+		fprintf(stderr, "pagecache: too many caches in one process\n");
+	return r;
+}
+
+/* @c out of live[]; the contexts of threads still running freed. */
+void pc__cache_unregister(struct pc_cache *c)
+{
+	pc__lock(&live_lock);
+	for (unsigned i = 0; i < MAX_CACHES; i++)
+		if (live[i] == c) {
+			live[i] = NULL;
+			atomic_store_explicit(&live_id[i], 0,
+					      memory_order_release);
+		}
+	/* Contexts of threads still running die with the cache. */
+	for (struct pc_tctx *t = atomic_exchange(&c->tctxs, NULL), *next; t;
+	     t = next) {
+		next = t->next;
+		pc__lock_destroy(&t->lock);
+		free(t);
+	}
+	pc__unlock(&live_lock);
+}
+
