@@ -4,7 +4,7 @@
  * version map exports), the clocks (CLOCK_MONOTONIC, and the cache's
  * own that tests can stop: all inline), and pc__fd_high (fd.c, a leaf).
  * Includes nothing of ours but the public header, so the leaf modules
- * (mapping.c, pagewait.c, lock.c, arena.c, io*.c) can include it without
+ * (tree.c, pagewait.c, lock.c, arena.c, io*.c) can include it without
  * seeing the core.
  */
 #ifndef PC_BASE_H

@@ -52,11 +52,11 @@
  * the initial 100 MiB/s it reaches a 1.5 GB/s device in about 0.4 s.  A
  * period longer than 1 s had idle time in it and is not sampled (as the
  * kernel skips quiet periods).  The period's end also rolls the count of
- * throttled threads (dirtiers, for writeback.c) and, with
+ * throttled threads (dirtiers, for throttle.c) and, with
  * writeback.dirty_time_ms, recomputes the limits.
  *
  * The throttle's queue (throttle_mtx, throttle_cond, throttle_gen; a
- * leaf lock): writers paced by writeback.c sleep on it with a timeout, and
+ * leaf lock): writers paced by throttle.c sleep on it with a timeout, and
  * writeback.c's completion path ends every pause at once (a new
  * generation) when dirty is back under the freerun point.  `throttled`
  * counts the sleepers so that completions skip the lock when there are

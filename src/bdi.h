@@ -1,7 +1,8 @@
 /*
  * bdi.h - struct pc_bdi, one per backing device (st_dev): its dirty
  * mappings, its flusher thread, its bandwidth estimates and its throttle
- * queue (bdi.c; writeback.c decides what to write and when to throttle).
+ * queue (bdi.c; writeback.c decides what to write, throttle.c when to
+ * throttle).
  */
 #ifndef PC_BDI_H
 #define PC_BDI_H
@@ -90,5 +91,7 @@ void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes);
 /* Sleep on @b's throttle queue up to @ns; returns the time slept. */
 int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns);
 void pc__bdi_throttle_wake(struct pc_bdi *b);	/* end every pause */
+/* throttle.c: end @b's pauses if dirty is back under freerun (completions) */
+void pc__balance_dirty_wake(struct pc_cache *c, struct pc_bdi *b);
 
 #endif /* PC_BDI_H */

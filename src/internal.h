@@ -22,7 +22,7 @@
  *   config.h     struct pc_config and the policies' modes
  *   list.h       the doubly linked list
  *   page.h       struct pc_page, its flags and reference count
- *   tree.h       the radix tree (mapping.c, a leaf)
+ *   tree.h       the radix tree (tree.c, a leaf)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
  * and these only the files that use them include:
  *   node.h       struct pc_node: a node's frames, LRU lists, reclaim
@@ -163,9 +163,9 @@ struct pc_tctx {
 	struct pc_page *act[PC_LRU_BATCH];
 	unsigned nr_act;
 	unsigned dirty_ratelimit;	/* pages dirtied since last throttle */
-	unsigned nr_dirtied_pause;	/* writeback.c: check after this many */
-	int64_t bdp_owed_ns;		/* writeback.c: pause owed (paced) */
-	uint64_t bdp_period;		/* writeback.c: counted as a dirtier */
+	unsigned nr_dirtied_pause;	/* throttle.c: check after this many */
+	int64_t bdp_owed_ns;		/* throttle.c: pause owed (paced) */
+	uint64_t bdp_period;		/* throttle.c: counted as a dirtier */
 	struct pc_bdi *bdp_bdi;		/* ... of this bdi, in this period */
 	bool in_reclaim;		/* direct reclaim recursion guard */
 	struct pc_tctx *next;		/* c->tctx_lock */
@@ -222,7 +222,7 @@ struct pc_cache {
 	_Atomic unsigned next_node;	/* round-robin for new threads */
 	_Atomic unsigned next_shard;
 
-	_Atomic uint64_t dirty_limit;	/* pages, refreshed by writeback.c */
+	_Atomic uint64_t dirty_limit;	/* pages, refreshed by throttle.c */
 	_Atomic uint64_t dirty_bg_limit;
 	_Atomic uint64_t nr_shadows;	/* all mappings */
 	_Atomic uint64_t max_shadows;	/* from the budget: resize_lock */
@@ -364,8 +364,6 @@ int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
 int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
 		    bool datasync);
 void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p);
-void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied);
-void pc__update_dirty_limits(struct pc_cache *c);
 void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
 /*
  * Write all of @m back and wait; pages whose write failed are tried again,
@@ -373,6 +371,10 @@ void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
  * hold up destroy forever).  Returns the pages left dirty.
  */
 uint64_t pc__writeback_mapping_retry(struct pc_mapping *m);
+/* throttle.c: the dirty limits and the writers' throttle */
+void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied);
+void pc__update_dirty_limits(struct pc_cache *c);
+/* errseq.c: writeback errors, reported once to each open file */
 uint32_t pc__errseq_sample(struct pc_mapping *m);
 int pc__errseq_check_advance(struct pc_mapping *m, _Atomic uint32_t *cursor);
 void pc__errseq_set(struct pc_mapping *m, int err);
@@ -387,7 +389,6 @@ struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino);
 void pc__mapping_writeback_once(struct pc_mapping *m);
 /* Write all of @m back (bounded retries); its new errors. */
 int pc__mapping_sync(struct pc_mapping *m);
-
 
 /* migrate.c: NUMA balancing (numa.balancing) */
 int pc__numa_balancing_start(struct pc_cache *c);

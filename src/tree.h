@@ -1,5 +1,5 @@
 /*
- * tree.h - the per-file radix tree (mapping.c): 64 slots a level, 3 tags.
+ * tree.h - the per-file radix tree (tree.c): 64 slots a level, 3 tags.
  * A leaf module: it knows pages only as pointers with the low bit clear.
  */
 #ifndef PC_TREE_H

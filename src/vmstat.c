@@ -16,7 +16,7 @@
  * instead: nr_free_pages (node free list), nr_budget_pages (the node's
  * share of the budget, node.c and resize.c), nr_inactive_file and
  * nr_active_file (node LRU), nr_shadow_entries (cache), the dirty
- * thresholds (writeback.c) and the wait-queue counters (pagewait.c).
+ * thresholds (throttle.c) and the wait-queue counters (pagewait.c).
  * io_uring_fallback is 1 when io=uring was asked and the sync backend
  * does the I/O: io_uring missing at create (cache.c), or the ring lost
  * (the backend's `lost`, io.h).

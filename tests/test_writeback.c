@@ -1,7 +1,8 @@
 /*
  * test_writeback.c - dirty accounting and limits, the flusher, the dirty
  * throttle, errors on writeback, waits, unlinked files (src/writeback.c,
- * src/bdi.c; the waits through the cache, src/pagewait.c).
+ * src/throttle.c, src/errseq.c, src/bdi.c; the waits through the cache,
+ * src/pagewait.c).
  *
  * Checks are made on counters, not on timings: a slow or busy machine may
  * make a case slower, never wrong.  The few time limits are generous upper

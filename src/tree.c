@@ -1,5 +1,5 @@
 /*
- * mapping.c - the per-file page index: a radix tree with tags, read under
+ * tree.c - the per-file page index: a radix tree with tags, read under
  * RCU (the kernel's radix tree / xarray, cut down to what we need).
  *
  * What it owns: struct pc_tree (tree.h) and its nodes.  Items are page
@@ -156,7 +156,7 @@ static inline unsigned slot_off(const struct pc_tree_node *n, uint64_t index)
 static _Atomic long alloc_fail_at = -1;	/* test hook; atomic */
 
 /*
- * Test hook (tests/test_mapping.c): make the node allocation @nth from now
+ * Test hook (tests/test_tree.c): make the node allocation @nth from now
  * (0: the next one) fail, once; -1 disarms.
  */
 void pc__tree_fail_alloc(long nth);

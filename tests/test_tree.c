@@ -1,5 +1,5 @@
 /*
- * test_mapping.c - the per-file radix tree (src/mapping.c).
+ * test_tree.c - the per-file radix tree (src/tree.c).
  *
  * Edge cases by hand (empty tree, the ends of the index range, shrinking
  * back to empty), tag_range, allocation failure at every node of a deep
