@@ -25,8 +25,9 @@
  * starts on a 2 MiB boundary), so a tree node's slots start a line.
  *
  * Locks: `lock` (a leaf: taken under a mapping's tree lock, and by the
- * RCU callback thread; nothing is taken under it) protects next, free,
- * used and overflow; base, size and obj_size are read-only after create.
+ * RCU callback thread; nothing is taken under it) protects next, free
+ * and overflow; base, size, obj_size, map and map_len are read-only after
+ * create.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -707,7 +707,7 @@ void pc__trace_close(struct pc_cache *c)
 }
 
 /* ------------------------------------------------------------------ */
-/* Test hooks (trace_fmt.h).                                           */
+/* Test hooks (tracepoint.h).                                          */
 
 void pc__trace_pause(struct pc_cache *c, bool paused)
 {

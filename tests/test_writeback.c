@@ -1,8 +1,9 @@
 /*
  * test_writeback.c - dirty accounting and limits, the flusher, the dirty
- * throttle, errors on writeback, waits, unlinked files (src/writeback.c,
- * src/throttle.c, src/errseq.c, src/bdi.c; the waits through the cache,
- * src/pagewait.c).
+ * throttle, errors on writeback, unlinked files, reclaim's PG_reclaim
+ * (src/writeback.c, src/throttle.c, src/errseq.c, src/bdi.c).  The page
+ * lock and writeback waits through a whole cache, and their stress, are
+ * test_writeback_stress.c's.
  *
  * Checks are made on counters, not on timings: a slow or busy machine may
  * make a case slower, never wrong.  The few time limits are generous upper
@@ -940,7 +941,7 @@ static void test_unlinked_written_under_pressure(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* Reclaim interplay and waits                                         */
+/* Reclaim interplay                                                   */
 
 /* A page reclaim marked while under writeback goes to the tail at its end. */
 static void test_end_writeback_rotates(void **state)
@@ -991,176 +992,6 @@ static void test_end_writeback_rotates(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
-/*
- * PG_waiters (seed 001): with the bit, unlock and end of writeback look
- * at no wait queue when no one waits; without it, every one does.
- */
-static void test_waiters_bit_counts(void **state)
-{
-	uint64_t on = 0, off = 0;
-
-	(void)state;
-	for (int bit = 1; bit >= 0; bit--) {
-		const char *path = tu_path("wbit");
-		pc_cache *c = mk(bit ? "memory=16M io=sync page.waiters_bit=on"
-				     : "memory=16M io=sync page.waiters_bit=off");
-		pc_file *f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
-
-		write_pat(f, 0, 256 * PAGE, 25);
-		assert_int_equal(pc_fsync(f), 0);
-		if (bit)
-			on = vm(c, "waitqueue_lookups");
-		else
-			off = vm(c, "waitqueue_lookups");
-		/* One thread: no one ever waited. */
-		assert_int_equal(vm(c, "waitqueue_wakeups"), 0);
-		assert_int_equal(pc_close(f), 0);
-		assert_int_equal(pc_cache_destroy(c), 0);
-	}
-	printf("256 pages written and synced: %" PRIu64 " wait-queue lookups "
-	       "with the waiters bit, %" PRIu64 " without\n", on, off);
-	assert_int_equal(on, 0);
-	/* Per page: unlock after the write, after writeback started, end. */
-	assert_true(off >= 3 * 256);
-}
-
-struct locker {
-	pc_cache *c;
-	pc_file *f;
-	uint64_t seed;
-	int id;
-	int iters;
-	int errors;
-	_Atomic bool *done;
-};
-
-#define LOCK_PAGES 6
-
-static void *locker_main(void *arg)
-{
-	struct locker *l = arg;
-	uint64_t rng = l->seed;
-	unsigned char buf[PAGE];
-
-	for (int i = 0; i < l->iters; i++) {
-		uint64_t r = tu_rand(&rng);
-		uint64_t index = r % LOCK_PAGES;
-
-		switch ((r >> 8) % 16) {
-		case 0:	/* lock the page itself, as fsync and truncate do */
-		{
-			struct pc_page *p = pc__find_get_page(l->f->mapping, index);
-
-			if (p) {
-				pc__lock_page(&l->c->wait, p);
-				pc__unlock_page(&l->c->wait, p);
-				pc__put_page(l->c, p);
-			}
-			break;
-		}
-		case 1:
-			if (pc_fsync(l->f) != 0)
-				l->errors++;
-			break;
-		case 2:
-		case 3:	/* wait for writeback of a page */
-		{
-			struct pc_page *p = pc__find_get_page(l->f->mapping, index);
-
-			if (p) {
-				pc__wait_on_page_bit(&l->c->wait, p, PG_writeback);
-				pc__put_page(l->c, p);
-			}
-			break;
-		}
-		case 4:
-		case 5:
-			if (pc_pread(l->f, buf, PAGE, (off_t)(index * PAGE)) != PAGE)
-				l->errors++;
-			break;
-		default:	/* a whole page of this thread's, tagged */
-			memset(buf, l->id + 1, PAGE);
-			memcpy(buf, &i, sizeof(i));
-			if (pc_pwrite(l->f, buf, PAGE, (off_t)(index * PAGE)) != PAGE)
-				l->errors++;
-			break;
-		}
-	}
-	atomic_store(l->done, true);
-	return NULL;
-}
-
-/*
- * No lost wake-up: many threads lock, write, sync and wait on a few pages
- * (page locks handed over, writeback waits woken by the io_uring
- * completion thread).  A lost wake-up hangs a thread: the main thread
- * gives up after a generous deadline and fails.  Every page must hold one
- * whole write of one thread.
- */
-static void lock_stress(bool waiters_bit)
-{
-	enum { T = 8 };
-	const char *path = tu_path(waiters_bit ? "lockstress-on" : "lockstress-off");
-	uint64_t seed = tu_seed(waiters_bit ? "lock_stress(waiters_bit=on)"
-					    : "lock_stress(waiters_bit=off)");
-	pc_cache *c = mk(waiters_bit ? "memory=8M page.waiters_bit=on"
-				     : "memory=8M page.waiters_bit=off");
-	struct locker l[T];
-	_Atomic bool done[T];
-	pthread_t th[T];
-	unsigned char buf[PAGE], page[PAGE];
-	uint64_t t0 = now_ms();
-	pc_file *f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
-
-	memset(buf, 0, sizeof(buf));
-	for (int i = 0; i < LOCK_PAGES; i++)
-		assert_int_equal(pc_pwrite(f, buf, PAGE, i * PAGE), PAGE);
-	for (int i = 0; i < T; i++) {
-		atomic_init(&done[i], false);
-		l[i] = (struct locker){ .c = c, .f = f, .seed = seed + (uint64_t)i * 7919,
-					.id = i, .iters = 3000, .done = &done[i] };
-		pthread_create(&th[i], NULL, locker_main, &l[i]);
-	}
-	for (int i = 0; i < T; i++) {
-		while (!atomic_load(&done[i])) {
-			if (now_ms() - t0 > 120000) {
-				fprintf(stderr, "thread %d still running after 120 s: "
-					"a lost wake-up? seed %" PRIu64 "\n", i, seed);
-				fail();
-			}
-			sleep_ms(10);
-		}
-		tu_join(th[i]);
-		assert_int_equal(l[i].errors, 0);
-	}
-	printf("waiters_bit=%s: %" PRIu64 " ms, %" PRIu64 " lookups, %" PRIu64
-	       " wake-ups\n", waiters_bit ? "on" : "off", now_ms() - t0,
-	       vm(c, "waitqueue_lookups"), vm(c, "waitqueue_wakeups"));
-	if (!waiters_bit)	/* every unlock and end of writeback looked */
-		assert_true(vm(c, "waitqueue_lookups") >= 3000);
-	assert_int_equal(pc_fsync(f), 0);
-	/* Each page: one thread's byte throughout, after its iteration tag. */
-	for (int i = 0; i < LOCK_PAGES; i++) {
-		assert_int_equal(pc_pread(f, page, PAGE, i * PAGE), PAGE);
-		for (int k = (int)sizeof(int); k < PAGE; k++)
-			assert_int_equal(page[k], page[PAGE - 1]);
-	}
-	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc_cache_destroy(c), 0);
-}
-
-static void test_lock_stress_waiters_bit(void **state)
-{
-	(void)state;
-	lock_stress(true);
-}
-
-static void test_lock_stress_no_waiters_bit(void **state)
-{
-	(void)state;
-	lock_stress(false);
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1184,9 +1015,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unlinked_written_under_pressure),
 		cmocka_unit_test(test_end_writeback_rotates),
 		cmocka_unit_test(test_sync_write_by_writer),
-		cmocka_unit_test(test_waiters_bit_counts),
-		cmocka_unit_test(test_lock_stress_waiters_bit),
-		cmocka_unit_test(test_lock_stress_no_waiters_bit),
 	};
 
 	if (argc > 1)
