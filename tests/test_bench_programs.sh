@@ -3,13 +3,15 @@
 # (tools/bench/program.c): fio, db_bench and sqlite3 as workloads, at a
 # tiny budget so that it stays quick.  Their speed is not tested.
 #
-#   1. the six program workloads on pagecache, kernel, dontcache and direct
-#      at budget 8M: pagecache (through `pagecache exec`) and kernel have
-#      their headline and the figures they must have; the cache was used
+#   1. the program workloads (those `pagecache bench --list` marks
+#      [program: NAME]) on pagecache, kernel, dontcache and direct at budget
+#      8M: pagecache (through `pagecache exec`) and kernel have their
+#      headline (the list's) and the figures they must have; the cache was used
 #      (exec's counters: managed opens, pages read or dirtied); the kernel
 #      engines' cgroup limit is the program's peak RSS under pagecache
 #      (the fair budget), both in the kernel's "fair_budget"; direct runs fio
-#      (direct=1) and is n/a for the others, dontcache n/a for all;
+#      (direct=1) and is n/a for the others (the list's engines say which),
+#      dontcache n/a for all;
 #   2. with the kernel engine alone the peak RSS is measured first all
 #      the same;
 #   3. a program that is not installed makes its workload n/a, saying how
@@ -30,9 +32,14 @@ trap 'rm -rf "$tmp"' EXIT
 failed=0
 mkdir -p "$tmp/files"
 
-echo "== six programs x four engines at budget 8M"
+# The program workloads, from the binary's own list.
+"$bin" bench --list >"$tmp/list.txt" || { echo "FAIL bench --list"; exit 1; }
+programs=$(sed -n 's/^  [^ ]*  *\([^ ]*\) .*\[program: .*/\1/p' "$tmp/list.txt" | paste -sd, -)
+[ -n "$programs" ] || { echo "FAIL no [program] workload in bench --list"; exit 1; }
+
+echo "== the program workloads ($programs) x four engines at budget 8M"
 t0=$(date +%s)
-"$bin" bench --workload fio,rocksdb,sqlite --engine pagecache,kernel,dontcache,direct \
+"$bin" bench --workload "$programs" --engine pagecache,kernel,dontcache,direct \
 	--budget 8M --reps 1 --duration 1 --dir "$tmp/files" --out "$tmp/out" \
 	>"$tmp/all.log" 2>&1
 rc=$?
@@ -42,16 +49,21 @@ if [ "$rc" -ne 0 ]; then
 fi
 [ -z "$(ls -A "$tmp/files")" ] || { echo "FAIL test files left: $(ls -A "$tmp/files")"; failed=1; }
 
-python3 - "$tmp/out" <<'EOF' || failed=1
-import json, os, sys
+python3 - "$tmp/out" "$tmp/list.txt" <<'EOF' || failed=1
+import json, os, re, sys
 out = sys.argv[1]
-must = {
-    "fio-randread": ["IOPS", "clat-mean-us", "clat-p99-us", "read-MB"],
-    "fio-seqwrite": ["MB/s", "written-MB"],
-    "fio-zipf": ["IOPS", "hit%", "clat-p99-us"],
-    "rocksdb-readrandom": ["ops/s", "latency-mean-us", "latency-p99-us"],
-    "rocksdb-fillseq": ["ops/s", "latency-p99-us"],
-    "sqlite-oltp": ["transactions/s", "transactions", "seconds"],
+# name -> (headline, engines), for each [program] workload of the list
+listed = {m[0]: (m[1], m[2].split(",")) for m in re.findall(
+    r"^  \S+\s+(\S+)\s+(\S+)\s+\((?:hi|lo)\)\s+(\S+).*\[program: ",
+    open(sys.argv[2]).read(), re.M)}
+# figures some of them must have besides the headline
+extra = {
+    "fio-randread": ["clat-mean-us", "clat-p99-us", "read-MB"],
+    "fio-seqwrite": ["written-MB"],
+    "fio-zipf": ["hit%", "clat-p99-us"],
+    "rocksdb-readrandom": ["latency-mean-us", "latency-p99-us"],
+    "rocksdb-fillseq": ["latency-p99-us"],
+    "sqlite-oltp": ["transactions", "seconds"],
 }
 common = ["peak-rss-MiB", "program-seconds", "program-user-seconds"]
 bad = 0
@@ -64,7 +76,8 @@ def load(wl, e):
         return json.load(open(os.path.join(out, "%s-%s.json" % (wl, e))))
     except Exception as x:
         return {"status": "missing: %s" % x, "reason": "", "reps": []}
-for wl, keys in must.items():
+for wl, (headline, served) in listed.items():
+    keys = [headline] + extra.get(wl, [])
     pc, k = load(wl, "pagecache"), load(wl, "kernel")
     for e, d in (("pagecache", pc), ("kernel", k)):
         if d["status"] != "ok" or len(d["reps"]) != 1:
@@ -92,7 +105,7 @@ for wl, keys in must.items():
         (wl, par.get("memcg_limit"), peak, k["config"]))
     for e in ("dontcache", "direct"):
         d = load(wl, e)
-        if e == "direct" and wl.startswith("fio-"):     # fio's direct=1
+        if e in served:         # fio's direct=1
             good = d["status"] == "ok" and len(d["reps"]) == 1
         else:
             good = d["status"] == "n/a" and bool(d["reason"]) and not d["reps"]

@@ -17,7 +17,7 @@
  *   machine.c    machine and filesystem facts, kernel feature probes
  *   profile.c    --profile: perf record of each repetition, its top symbols
  *   util.c       sizes, clocks, buffers, threads, test files
- *   workloads.c  the workload table
+ *   workloads.c  the workload table (from the section pcb_workloads)
  *   wl_*.c       the workloads, each written once against the engine ops
  *   program.c    real programs (wl_fio.c, wl_rocksdb.c, wl_sqlite.c) run
  *                as a child, under `pagecache exec` or in the cgroup
@@ -171,7 +171,7 @@ struct pcb_opts {
 	unsigned engines;		/* mask of PCB_ENG() */
 	char na[PCB_NR_ENGINES][160];	/* why an engine cannot run here */
 	int nr_workloads;
-	int workloads[64];		/* indexes into pcb_workloads */
+	int workloads[64];		/* indexes: pcb_workload(i) */
 };
 
 /*
@@ -203,12 +203,26 @@ json_t *pcb_params_json(const struct pcb_params *p);
 /* ------------------------------------------------------------------ */
 /* Workloads (workloads.c, wl_*.c).                                    */
 
+/* A real program a workload runs (program.c). */
+struct pcb_program {
+	const char *name;		/* on PATH: else the workload is n/a */
+	const char *package;		/* Debian's, for the n/a message */
+	/* its files, made once per run and budget into @dir (absolute; not
+	 * timed, no cache, no cgroup); NULL: none.  0 or -errno. */
+	int (*make)(struct pcb_run *r, const char *dir);
+};
+
+/*
+ * A workload, defined next to its code (wl_*.c) by PCB_WORKLOAD.  Fields
+ * left out are false, 0 or NULL: a headline is better higher unless
+ * .lower says otherwise.
+ */
 struct pcb_workload {
 	const char *name;		/* as in result files: "aim7-disk_wrt" */
 	const char *group;		/* docs/workloads.md section: "aim7" */
 	const char *what;		/* one line for --list */
 	const char *metric;		/* the headline */
-	bool higher;			/* ... and its direction */
+	bool lower;			/* ... is better lower (else higher) */
 	bool timed;			/* runs for --duration, else capped */
 	bool in_suite;			/* part of `pagecache run` */
 	unsigned engines;		/* engines that can serve it */
@@ -222,7 +236,8 @@ struct pcb_workload {
 	void (*params)(struct pcb_params *p, const struct pcb_opts *o);
 	/* the most bytes on disk at once, for the free-space check */
 	uint64_t (*disk)(const struct pcb_params *p);
-	/* make the files (not timed, engine-independent); may be NULL */
+	/* make the files (not timed, engine-independent); may be NULL.  A
+	 * program workload's program is found and its files made first. */
 	int (*prepare)(struct pcb_run *r);
 	/* the measured part: fills r->metrics, headline first */
 	int (*run)(struct pcb_run *r);
@@ -230,12 +245,40 @@ struct pcb_workload {
 	void (*derive)(struct pcb_run *r);
 	/* a real program run as a child (program.c): the engine is how it
 	 * runs; the kernel engines' cgroup limit is its peak RSS under
-	 * pagecache (runner.c) */
-	bool program;
+	 * pagecache (runner.c).  .program.name NULL: not a program. */
+	struct pcb_program program;
 };
 
-extern const struct pcb_workload *const pcb_workloads[];
-extern const int pcb_nr_workloads;
+static inline bool pcb_is_program(const struct pcb_workload *w)
+{
+	return w->program.name != NULL;
+}
+
+/*
+ * The one list of workloads is the linker section pcb_workloads: each
+ *
+ *   PCB_WORKLOAD(seq_write) = { .name = "seq-write", ... };
+ *
+ * defines a descriptor and puts an entry for it there.  workloads.c
+ * orders them by file name, then by line: the order they run in and
+ * --list shows.  Adding a workload is one wl_<name>.c (and its doc).
+ */
+struct pcb_workload_entry {
+	const struct pcb_workload *wl;
+	const char *file;
+	int line;
+};
+#define PCB_WORKLOAD(id) \
+	static const struct pcb_workload pcb_wl_##id; \
+	static const struct pcb_workload_entry pcb_wl_entry_##id \
+		__attribute__((used, section("pcb_workloads"), \
+			       aligned(__alignof__(struct pcb_workload_entry)))) = \
+		{ &pcb_wl_##id, __FILE__, __LINE__ }; \
+	static const struct pcb_workload pcb_wl_##id
+
+/* The workloads in order (made at the first call, in the parent). */
+int pcb_nr_workloads(void);
+const struct pcb_workload *pcb_workload(int i);
 int pcb_workload_find(const char *name);	/* index, or -ENOENT */
 
 /* ------------------------------------------------------------------ */
@@ -273,13 +316,14 @@ struct pcb_prog {
 	uint64_t maxrss;		/* bytes */
 };
 
-/* 0 if @name is on PATH, else -EOPNOTSUPP (n/a) saying how to get it. */
-int pcb_prog_need(struct pcb_run *r, const char *name, const char *package);
-/* The folder of files made once per run and budget by @make (not timed,
- * outside cache and cgroup), into @dir (absolute); the kernel's cache of
- * them dropped.  0 or -errno. */
-int pcb_prog_prep(struct pcb_run *r, char *dir, size_t len,
-		  int (*make)(struct pcb_run *r, const char *dir));
+/*
+ * A program workload's preparation, before its own .prepare: its program
+ * on PATH (else -EOPNOTSUPP, n/a, saying how to get it), and its files
+ * (.program.make) made once per run and budget, outside cache and cgroup;
+ * r->prep is their folder (absolute), the kernel's cache of them dropped.
+ * 0 or -errno.
+ */
+int pcb_prog_prepare(struct pcb_run *r);
 /* Run @p to its end; records peak-rss-MiB and program-seconds.  0, or
  * -errno when it could not run or failed (not when it was stopped). */
 int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p);
@@ -315,6 +359,8 @@ struct pcb_run {
 	double limit_s;			/* untimed workloads stop here, s */
 	uint64_t t0_ns, deadline_ns;	/* set when the measured part starts */
 	void *eng;			/* the engine's state, from start() */
+	char prep[1100];		/* a program workload's files' folder
+					   (pcb_prog_prepare), or "" */
 
 	/* the workload's main thread only (not its worker threads) */
 	json_t *metrics;		/* name -> number, headline first */

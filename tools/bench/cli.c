@@ -36,21 +36,46 @@
 #define SUITE_DURATION	5.0
 #define SUITE_MAX_TIME	510.0	/* s: `make run` within ten minutes */
 
+/* The default suite's workloads (.in_suite), comma-separated, wrapped. */
+static void print_suite(FILE *f)
+{
+	int col = 2;
+
+	fprintf(f, "  ");
+	for (int i = 0, first = 1; i < pcb_nr_workloads(); i++) {
+		const struct pcb_workload *w = pcb_workload(i);
+		int len = (int)strlen(w->name);
+
+		if (!w->in_suite)
+			continue;
+		if (!first && col + len + 2 > 76) {
+			fprintf(f, ",\n  ");
+			col = 2;
+		} else if (!first) {
+			fprintf(f, ", ");
+			col += 2;
+		}
+		fprintf(f, "%s", w->name);
+		col += len;
+		first = 0;
+	}
+	fprintf(f, "\n");
+}
+
 static void usage(FILE *f, bool suite)
 {
-	if (suite)
+	if (suite) {
 		fprintf(f,
 "usage: pagecache run [bench options]\n"
 "\n"
-"Runs the default suite (seq-write, readtwice, aim7 disk_wrt and disk_rr,\n"
-"fsmark, tiobench at T=2, hotcold, cached-read, and the real programs\n"
-"fio-randread, rocksdb-readrandom, sqlite-oltp) on every engine at a budget\n"
-"of 256M, 3 repetitions, timed workloads %.0f s each, perf profiles on,\n"
-"then prints the verdict (pagecache against the kernel's page cache, one\n"
+"Runs the default suite (below) on every engine at a budget of 256M,\n"
+"3 repetitions, timed workloads %.0f s each, perf profiles on, then\n"
+"prints the verdict (pagecache against the kernel's page cache, one\n"
 "row per workload) and writes compare.txt (the full LKP and mmtests\n"
 "tables) and report.html (with charts) into the result folder.\n"
-"Takes the options of `pagecache bench`.\n", SUITE_DURATION);
-	else
+"Takes the options of `pagecache bench`.  The suite:\n", SUITE_DURATION);
+		print_suite(f);
+	} else
 		fprintf(f,
 "usage: pagecache bench [options]\n"
 "\n"
@@ -88,18 +113,21 @@ static void usage(FILE *f, bool suite)
 static void list(void)
 {
 	printf("workloads (group: name, headline, engines):\n");
-	for (int i = 0; i < pcb_nr_workloads; i++) {
-		const struct pcb_workload *w = pcb_workloads[i];
-		char eng[64] = "";
+	for (int i = 0; i < pcb_nr_workloads(); i++) {
+		const struct pcb_workload *w = pcb_workload(i);
+		char eng[64] = "", prog[80] = "";
 
 		for (int e = 0; e < PCB_NR_ENGINES; e++)
 			if (w->engines & PCB_ENG(e)) {
 				strcat(eng, eng[0] ? "," : "");
 				strcat(eng, pcb_engines[e]->name);
 			}
-		printf("  %-12s %-20s %-18s %-4s %s%s\n    %s\n", w->group, w->name,
-		       w->metric, w->higher ? "(hi)" : "(lo)", eng,
-		       w->in_suite ? "  [suite]" : "", w->what);
+		if (pcb_is_program(w))
+			pcb_fmt(prog, sizeof(prog), "  [program: %s]",
+				w->program.name);
+		printf("  %-12s %-20s %-18s %-4s %s%s%s\n    %s\n", w->group,
+		       w->name, w->metric, w->lower ? "(lo)" : "(hi)", eng,
+		       w->in_suite ? "  [suite]" : "", prog, w->what);
 	}
 	printf("engines:\n");
 	for (int e = 0; e < PCB_NR_ENGINES; e++)
@@ -131,8 +159,8 @@ static int parse_workloads(struct pcb_opts *o, const char *arg)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		bool found = false;
 
-		for (int i = 0; i < pcb_nr_workloads; i++) {
-			const struct pcb_workload *w = pcb_workloads[i];
+		for (int i = 0; i < pcb_nr_workloads(); i++) {
+			const struct pcb_workload *w = pcb_workload(i);
 
 			if (strcmp(tok, "all") == 0 || strcmp(w->name, tok) == 0 ||
 			    strcmp(w->group, tok) == 0 ||
@@ -349,7 +377,7 @@ static int check_budget(struct pcb_opts *o)
 
 	/* free space for the largest workload, and a margin */
 	for (int i = 0; i < o->nr_workloads; i++) {
-		const struct pcb_workload *w = pcb_workloads[o->workloads[i]];
+		const struct pcb_workload *w = pcb_workload(o->workloads[i]);
 		struct pcb_params par = { 0 };
 		uint64_t d;
 

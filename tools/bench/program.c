@@ -3,8 +3,10 @@
  * sqlite3, unmodified, run as a child of the repetition (docs/workloads.md,
  * "Real programs").
  *
- * A program workload (wl_fio.c, wl_rocksdb.c, wl_sqlite.c; `.program` in
- * its struct pcb_workload) does no I/O of its own: the engine is how its
+ * A program workload (wl_fio.c, wl_rocksdb.c, wl_sqlite.c) names its
+ * program, the program's Debian package and how its files are made in
+ * `.program` of its struct pcb_workload; pcb_prog_prepare finds the one
+ * and makes the others.  It does no I/O of its own: the engine is how its
  * program runs.
  *
  *   pagecache   pagecache exec --stats FILE --set memory=B [--set ...]
@@ -37,7 +39,11 @@
  * stop and report what they did), then SIGKILL 10 s later.  It dies with
  * the repetition (PR_SET_PDEATHSIG) if the watchdog kills that.
  *
- * Everything here runs in the repetition's main thread.
+ * Everything here runs in the repetition's main thread, while its sampler
+ * thread runs: so the child does nothing between fork and exec but
+ * async-signal-safe system calls (its signals, cgroup, dup2, chdir,
+ * execv, _exit); the program's path, the command line and the messages
+ * are made before the fork (struct child_plan).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -148,21 +154,26 @@ static void add_stats(struct pcb_run *r, const char *path)
 /* ------------------------------------------------------------------ */
 /* Programs: found, files prepared once, run, output read.             */
 
-int pcb_prog_need(struct pcb_run *r, const char *name, const char *package)
+/* @name's path on PATH into @buf (or @name itself if it has a '/'); false
+ * if not found. */
+static bool find_program(const char *name, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
 
+	if (strchr(name, '/')) {
+		pcb_fmt(buf, len, "%s", name);
+		return access(buf, X_OK) == 0;
+	}
 	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
 		size_t n = strcspn(p, ":");
 
-		pcb_fmt(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+		pcb_fmt(buf, len, "%.*s/%s", (int)n, p, name);
 		if (n && access(buf, X_OK) == 0)
-			return 0;
+			return true;
 		p += n + (p[n] == ':');
 	}
-	return pcb_fail(r, -EOPNOTSUPP, "%s is not installed: scripts/deps.sh "
-			"installs it (apt-get install %s)", name, package);
+	buf[0] = 0;
+	return false;
 }
 
 static const char *prep_dir(const struct pcb_run *r, char *buf, size_t len)
@@ -173,13 +184,12 @@ static const char *prep_dir(const struct pcb_run *r, char *buf, size_t len)
 	return buf;
 }
 
-int pcb_prog_prep(struct pcb_run *r, char *dir, size_t len,
-		  int (*make)(struct pcb_run *r, const char *dir))
+/* The files of .program.make, once per run and budget, into r->prep. */
+static int prep_files(struct pcb_run *r)
 {
-	char done[1200];
+	char *dir = r->prep, done[1200], abs[PATH_MAX];
+	size_t len = sizeof(r->prep);
 	int err, fd;
-
-	char abs[PATH_MAX];
 
 	prep_dir(r, dir, len);
 	pcb_fmt(done, sizeof(done), "%s/.done", dir);
@@ -188,7 +198,7 @@ int pcb_prog_prep(struct pcb_run *r, char *dir, size_t len,
 	pcb_rmtree(dir);		/* a preparation that did not finish */
 	if ((err = pcb_mkdir(dir)) < 0)
 		return pcb_fail(r, err, "cannot make %s: %s", dir, strerror(-err));
-	err = make(r, dir);
+	err = r->wl->program.make(r, dir);
 	if (err < 0)
 		return err;
 	sync();				/* the files on the disk, not dirty */
@@ -205,7 +215,21 @@ absolute:
 	return 0;
 }
 
-/* @path, made absolute against the repetition's folder, or -errno. */
+int pcb_prog_prepare(struct pcb_run *r)
+{
+	const struct pcb_program *prog = &r->wl->program;
+	char path[PATH_MAX];
+
+	r->prep[0] = 0;
+	if (!find_program(prog->name, path, sizeof(path)))
+		return pcb_fail(r, -EOPNOTSUPP, "%s is not installed: "
+				"scripts/deps.sh installs it (apt-get install %s)",
+				prog->name, prog->package);
+	return prog->make ? prep_files(r) : 0;
+}
+
+/* Open @path (relative: to our working directory) close-on-exec; the fd
+ * or -errno. */
 static int open_in(const char *path, int flags)
 {
 	int fd = open(path, flags | O_CLOEXEC, 0644);
@@ -213,38 +237,62 @@ static int open_in(const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The child: its cgroup, its files, then the program.  Never returns. */
-static void __attribute__((noreturn))
-child(const struct pcb_run *r, char *const argv[], int in, int out, int err_fd,
-      bool enter_cgroup)
+/*
+ * What the child does, all of it made before the fork: between fork and
+ * exec only async-signal-safe calls (the repetition's sampler thread may
+ * hold any lock of libc's when it forks).
+ */
+struct child_plan {
+	char *const *argv;
+	char path[PATH_MAX];		/* argv[0] found on PATH, or "" */
+	const char *dir;		/* its working directory */
+	char procs[600];		/* the cgroup's cgroup.procs, or "" */
+	char no_cgroup[700];		/* messages for its stderr */
+	char no_run[PATH_MAX + 64];
+	int in, out, err;
+};
+
+/* @msg, then ": errno N\n", with write(2) only. */
+static void child_say(int fd, const char *msg, int e)
 {
-	struct sigaction sa;
+	char num[16], *p = num + sizeof(num);
+
+	*--p = '\n';
+	do
+		*--p = (char)('0' + e % 10);
+	while ((e /= 10) && p > num + 1);
+	if (write(fd, msg, strlen(msg)) < 0 || write(fd, ": errno ", 8) < 0 ||
+	    write(fd, p, (size_t)(num + sizeof(num) - p)) < 0)
+		return;
+}
+
+/* The child: its cgroup, its files, then the program.  Never returns. */
+static void __attribute__((noreturn)) child(const struct child_plan *c)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
-	if (enter_cgroup && r->cgroup) {
-		char procs[600], pid[24];
-		int fd, n = pcb_fmt(pid, sizeof(pid), "%d", (int)getpid());
+	if (c->procs[0]) {		/* "0": the writer itself */
+		int fd = open(c->procs, O_WRONLY | O_CLOEXEC);
 
-		pcb_fmt(procs, sizeof(procs), "%s/cgroup.procs", r->cgroup);
-		fd = open(procs, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, pid, (size_t)n) != n) {
-			dprintf(err_fd, "cannot enter the memory cgroup %s: %s\n",
-				r->cgroup, strerror(errno));
+		if (fd < 0 || write(fd, "0", 1) != 1) {
+			child_say(c->err, c->no_cgroup, errno);
 			_exit(126);
 		}
 		close(fd);
 	}
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err_fd, 2) < 0)
+	if (dup2(c->in, 0) < 0 || dup2(c->out, 1) < 0 || dup2(c->err, 2) < 0)
 		_exit(126);
-	if (chdir(r->dir) < 0)
+	if (chdir(c->dir) < 0)
 		_exit(126);
-	execvp(argv[0], argv);
-	dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+	if (c->path[0])
+		execv(c->path, c->argv);
+	else
+		errno = ENOENT;
+	child_say(2, c->no_run, errno);
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -310,6 +358,7 @@ static void last_line(const char *path, char *buf, size_t len)
 int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 {
 	char *pairs = strdup(r->config ? r->config : ""), **argv = NULL;
+	static struct child_plan plan;	/* large: not on the stack */
 	int in = -1, out = -1, errf = -1, err = 0;
 	uint64_t t0, sent = 0;
 	struct rusage ru;
@@ -333,6 +382,19 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 			       "cannot open %s's files", p->name);
 		goto out;
 	}
+	plan.argv = argv;
+	find_program(argv[0], plan.path, sizeof(plan.path));
+	plan.dir = r->dir;
+	plan.procs[0] = 0;
+	if (!p->plain && p->mode != PCB_PROG_PAGECACHE && r->cgroup)
+		pcb_fmt(plan.procs, sizeof(plan.procs), "%s/cgroup.procs",
+			r->cgroup);
+	pcb_fmt(plan.no_cgroup, sizeof(plan.no_cgroup),
+		"cannot enter the memory cgroup %s", r->cgroup ? r->cgroup : "");
+	pcb_fmt(plan.no_run, sizeof(plan.no_run), "cannot run %s", argv[0]);
+	plan.in = in;
+	plan.out = out;
+	plan.err = errf;
 	fflush(NULL);
 	t0 = pcb_now_ns();
 	pid = fork();
@@ -341,8 +403,7 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 		goto out;
 	}
 	if (pid == 0)
-		child(r, argv, in, out, errf,
-		      !p->plain && p->mode != PCB_PROG_PAGECACHE);
+		child(&plan);
 
 	for (;;) {
 		struct timespec ts = { 0, (long)POLL_NS };

@@ -1,7 +1,9 @@
 /*
  * tools/bench/rep.c - one repetition, inside its child process.
  *
- *   prepare      the workload's files, made without the engine (util.c)
+ *   prepare      the workload's files, made without the engine (util.c;
+ *                a program workload's program found, its files made once:
+ *                program.c)
  *   drop         the kernel's cache of them: fdatasync + FADV_DONTNEED
  *   start        the engine (pagecache: a fresh pc_cache, budget touched)
  *   counters     snapshot ─┐
@@ -369,7 +371,9 @@ json_t *pcb_rep_run(struct pcb_run *r)
 
 	r->metrics = json_object();
 	r->directions = json_object();
-	if (r->wl->prepare)
+	if (pcb_is_program(r->wl))
+		err = pcb_prog_prepare(r);
+	if (!err && r->wl->prepare)
 		err = r->wl->prepare(r);
 	/* perf attached (it started while the files were made), events still
 	 * off: the engine's threads are born under it */

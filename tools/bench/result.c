@@ -68,7 +68,7 @@ void pcb_result_init(struct pcb_result *res, const struct pcb_workload *wl,
 	json_object_set_new(res->root, "reason", json_string(""));
 	json_object_set_new(res->root, "headline",
 			    json_pack("{s:s, s:b}", "metric", wl->metric,
-				      "higher_is_better", wl->higher));
+				      "higher_is_better", !wl->lower));
 	json_object_set_new(res->root, "directions", json_object());
 	json_object_set(res->root, "reps", res->reps);
 	json_object_set_new(res->root, "started", json_string(started));
@@ -218,7 +218,7 @@ void pcb_result_summary(const struct pcb_result *res, FILE *out)
 		res->budget[0] ? " @" : "", res->budget);
 	fprintf(out, "%-18s %-22s %-16s %-4s %-23s %zu rep%s%s%s%s\n",
 		res->wl->name, label, res->wl->metric,
-		res->wl->higher ? "(hi)" : "(lo)", n ? fig : "",
+		res->wl->lower ? "(lo)" : "(hi)", n ? fig : "",
 		n, n == 1 ? "" : "s",
 		strcmp(status, "ok") ? "  " : "", strcmp(status, "ok") ? status : "",
 		res->partial ? "  partial" : "");

@@ -152,7 +152,7 @@ child_main(const struct run_ctx *c, const char *dir, int rep,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(&r, 0, sizeof(r));
 	r.wl = c->wl;
-	r.ops = c->wl->program ? pcb_program_engine(c->ops) : c->ops;
+	r.ops = pcb_is_program(c->wl) ? pcb_program_engine(c->ops) : c->ops;
 	r.par = c->par;
 	r.opt = c->opt;
 	r.dir = dir;
@@ -171,7 +171,7 @@ child_main(const struct run_ctx *c, const char *dir, int rep,
 		r.config = config;
 	}
 	/* a program workload puts only its program in the cgroup */
-	if (r.cgroup && !c->wl->program && (err = pcb_cgroup_enter(c->cg)) < 0)
+	if (r.cgroup && !pcb_is_program(c->wl) && (err = pcb_cgroup_enter(c->cg)) < 0)
 		out = error_rep("cannot enter the memory cgroup: %s",
 				strerror(-err));
 	else
@@ -480,7 +480,7 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 		struct pcb_params par = { 0 };
 		uint64_t peak = 0;	/* a program's, under pagecache */
 
-		c->wl = pcb_workloads[opt->workloads[w]];
+		c->wl = pcb_workload(opt->workloads[w]);
 		c->wl->params(&par, opt);
 		c->par = &par;
 		for (int e = 0; e < PCB_NR_ENGINES && !pcb_stop; e++) {
@@ -497,7 +497,7 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 				json_t *fair = NULL;
 
 				c->index++;
-				if (c->wl->program && c->ops->in_cgroup && cg.ok &&
+				if (pcb_is_program(c->wl) && c->ops->in_cgroup && cg.ok &&
 				    served && !opt->na[e][0])
 					fair = program_limit(c, &cg, &peak);
 				make_names(c, e, variants[v]);
@@ -552,7 +552,7 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 				}
 				if (res.any_error)
 					rc = 1;
-				if (c->wl->program && e == PCB_PAGECACHE && !v)
+				if (pcb_is_program(c->wl) && e == PCB_PAGECACHE && !v)
 					peak = pcb_prog_peak(res.reps);
 				if (cg.ok && cg.limit != opt->budget + PCB_CGROUP_ALLOWANCE)
 					pcb_cgroup_set_limit(&cg, opt->budget +
@@ -593,7 +593,7 @@ int pcb_run_all(const struct pcb_opts *opt, char ***files_out)
 			for (int e = 0; e < PCB_NR_ENGINES; e++) {
 				const char *v[3];
 				const struct pcb_workload *wl =
-					pcb_workloads[opt->workloads[w]];
+					pcb_workload(opt->workloads[w]);
 				int n;
 
 				if (!(opt->engines & PCB_ENG(e)) || !has_row(wl, e))

@@ -242,12 +242,11 @@ static void derive_written(struct pcb_run *r)
 
 #define TASK(id, tname, fn_task, desc, eng, prep, suite, drv)		\
 	static int run_##id(struct pcb_run *r) { return run(r, fn_task); } \
-	const struct pcb_workload pcb_wl_aim7_##id = {			\
+	PCB_WORKLOAD(aim7_##id) = {					\
 		.name = "aim7-" tname,					\
 		.group = "aim7",					\
 		.what = desc,						\
 		.metric = "jobs-per-min",				\
-		.higher = true,						\
 		.in_suite = suite,					\
 		.engines = eng,						\
 		.na_reason = "1 KiB blocks: O_DIRECT cannot serve them", \

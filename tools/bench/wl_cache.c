@@ -220,12 +220,11 @@ static int hotcold_run(struct pcb_run *r)
 	return 0;
 }
 
-const struct pcb_workload pcb_wl_hotcold = {
+PCB_WORKLOAD(hotcold) = {
 	.name = "hotcold",
 	.group = "hotcold",
 	.what = "random reads of a hot B/2 file while a 4xB file streams past once",
 	.metric = "hit-during%",
-	.higher = true,
 	.timed = true,
 	.in_suite = true,
 	.engines = PCB_ENG_ALL,
@@ -408,32 +407,21 @@ static int cached_run(struct pcb_run *r)
 	return err;
 }
 
-const struct pcb_workload pcb_wl_cached_read_t1 = {
-	.name = "cached-read-T1",
-	.group = "cached-read",
-	.what = "random 4 KiB reads of a warm B/2 file, 1 thread: copy, zero copy",
-	.metric = "reads/s/thread",
-	.higher = true,
-	.timed = true,
-	.in_suite = true,
-	.engines = PCB_ENG_HIT,
-	.params = cached_t1_params,
-	.disk = cached_disk,
-	.prepare = cached_prepare,
-	.run = cached_run,
-};
+#define CACHED_READ(T, threads) \
+	PCB_WORKLOAD(cached_read_t##T) = { \
+		.name = "cached-read-T" #T, \
+		.group = "cached-read", \
+		.what = "random 4 KiB reads of a warm B/2 file, " threads \
+			": copy, zero copy", \
+		.metric = "reads/s/thread", \
+		.timed = true, \
+		.in_suite = true, \
+		.engines = PCB_ENG_HIT, \
+		.params = cached_t##T##_params, \
+		.disk = cached_disk, \
+		.prepare = cached_prepare, \
+		.run = cached_run, \
+	};
 
-const struct pcb_workload pcb_wl_cached_read_t2 = {
-	.name = "cached-read-T2",
-	.group = "cached-read",
-	.what = "random 4 KiB reads of a warm B/2 file, 2 threads: copy, zero copy",
-	.metric = "reads/s/thread",
-	.higher = true,
-	.timed = true,
-	.in_suite = true,
-	.engines = PCB_ENG_HIT,
-	.params = cached_t2_params,
-	.disk = cached_disk,
-	.prepare = cached_prepare,
-	.run = cached_run,
-};
+CACHED_READ(1, "1 thread")
+CACHED_READ(2, "2 threads")

@@ -32,8 +32,6 @@
 #define WRITE_BLOCK	(1 << 20)
 #define ZIPF_THETA	"1.1"
 
-static char prep[1100];		/* the read file's folder (this child's) */
-
 static void params_common(struct pcb_params *p, const struct pcb_opts *o,
 			  uint64_t times, int jobs, int block)
 {
@@ -72,18 +70,6 @@ static int make_file(struct pcb_run *r, const char *dir)
 	pcb_fmt(path, sizeof(path), "%s/file", dir);
 	err = pcb_make_file(path, (uint64_t)pcb_param(r->par, "file_size"), false);
 	return err < 0 ? pcb_fail(r, err, "making %s: %s", path, strerror(-err)) : 0;
-}
-
-static int prepare_read(struct pcb_run *r)
-{
-	int err = pcb_prog_need(r, "fio", "fio");
-
-	return err ? err : pcb_prog_prep(r, prep, sizeof(prep), make_file);
-}
-
-static int prepare_write(struct pcb_run *r)
-{
-	return pcb_prog_need(r, "fio", "fio");
 }
 
 /* The options every fio run here shares. */
@@ -143,7 +129,7 @@ static int run_read(struct pcb_run *r, const char *extra)
 	int err;
 
 	fio_args(r, &a, "randread");
-	pcb_arg(&a, "--filename=%s/file", prep);
+	pcb_arg(&a, "--filename=%s/file", r->prep);
 	pcb_arg(&a, "--norandommap");
 	pcb_arg(&a, "--time_based=1");
 	pcb_arg(&a, "--runtime=%dms", (int)(r->opt->duration * 1000));
@@ -217,57 +203,46 @@ static int run_seqwrite(struct pcb_run *r)
 	return job ? 0 : -EIO;
 }
 
-#define FIO_ENGINES (PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL) | \
-		     PCB_ENG(PCB_DIRECT))
-#define FIO_NA "fio runs buffered or with direct=1: it has no uncached " \
-	       "buffered mode"
+/* What the three share. */
+#define FIO_COMMON \
+	.group = "fio", \
+	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL) | \
+		   PCB_ENG(PCB_DIRECT), \
+	.na_reason = "fio runs buffered or with direct=1: it has no uncached " \
+		     "buffered mode", \
+	.disk = disk
 
-const struct pcb_workload pcb_wl_fio_randread = {
+PCB_WORKLOAD(fio_randread) = {
+	FIO_COMMON,
 	.name = "fio-randread",
-	.group = "fio",
 	.what = "fio: 4 KiB random reads, psync, 2 threads, a 2xB file",
 	.metric = "IOPS",
-	.higher = true,
 	.timed = true,
 	.in_suite = true,
-	.engines = FIO_ENGINES,
 	.direct_is_limit = true,
-	.na_reason = FIO_NA,
 	.params = params_randread,
-	.disk = disk,
-	.prepare = prepare_read,
 	.run = run_randread,
-	.program = true,
+	.program = { "fio", "fio", make_file },
 };
 
-const struct pcb_workload pcb_wl_fio_seqwrite = {
+PCB_WORKLOAD(fio_seqwrite) = {
+	FIO_COMMON,
 	.name = "fio-seqwrite",
-	.group = "fio",
 	.what = "fio: 1 MiB writes of a new 3xB file, end_fsync=1",
 	.metric = "MB/s",
-	.higher = true,
-	.engines = FIO_ENGINES,
-	.na_reason = FIO_NA,
 	.params = params_seqwrite,
-	.disk = disk,
-	.prepare = prepare_write,
 	.run = run_seqwrite,
-	.program = true,
+	.program = { "fio", "fio", NULL },
 };
 
-const struct pcb_workload pcb_wl_fio_zipf = {
+PCB_WORKLOAD(fio_zipf) = {
+	FIO_COMMON,
 	.name = "fio-zipf",
-	.group = "fio",
 	.what = "fio: 4 KiB random reads, zipf:" ZIPF_THETA ", a 4xB file",
 	.metric = "IOPS",
-	.higher = true,
 	.timed = true,
-	.engines = FIO_ENGINES,
-	.na_reason = FIO_NA,
 	.params = params_zipf,
-	.disk = disk,
-	.prepare = prepare_read,
 	.run = run_zipf,
 	.derive = derive_zipf,
-	.program = true,
+	.program = { "fio", "fio", make_file },
 };

@@ -143,28 +143,18 @@ static int run(struct pcb_run *r)
 	return 0;
 }
 
-const struct pcb_workload pcb_wl_fsmark_4m = {
-	.name = "fsmark-4M",
-	.group = "fsmark",
-	.what = "2xCPUs threads make 4 MiB files (16 KiB writes, fsync), 2xB in all",
-	.metric = "files/s",
-	.higher = true,
-	.in_suite = true,
-	.engines = PCB_ENG_ALL,
-	.params = params_4m,
-	.disk = disk,
-	.run = run,
-};
+#define FSMARK(id, size, desc) \
+	PCB_WORKLOAD(fsmark_##id) = { \
+		.name = "fsmark-" size, \
+		.group = "fsmark", \
+		.what = desc, \
+		.metric = "files/s", \
+		.in_suite = true, \
+		.engines = PCB_ENG_ALL, \
+		.params = params_##id, \
+		.disk = disk, \
+		.run = run, \
+	};
 
-const struct pcb_workload pcb_wl_fsmark_8k = {
-	.name = "fsmark-8K",
-	.group = "fsmark",
-	.what = "2xCPUs threads make 8 KiB files, 256 a folder, fsync each",
-	.metric = "files/s",
-	.higher = true,
-	.in_suite = true,
-	.engines = PCB_ENG_ALL,
-	.params = params_8k,
-	.disk = disk,
-	.run = run,
-};
+FSMARK(4m, "4M", "2xCPUs threads make 4 MiB files (16 KiB writes, fsync), 2xB in all")
+FSMARK(8k, "8K", "2xCPUs threads make 8 KiB files, 256 a folder, fsync each")

@@ -430,37 +430,29 @@ static int run(struct pcb_run *r)
 	return err;
 }
 
-#define NUMA_NA "needs an engine with NUMA nodes to put threads on " \
-		"(pagecache: pc_thread_set_node)"
+/* What the two share. */
+#define NUMA_COMMON \
+	.group = "numa-shuffle", \
+	.metric = "MB/s", \
+	.timed = true, \
+	.engines = PCB_ENG(PCB_PAGECACHE), \
+	.na_reason = "needs an engine with NUMA nodes to put threads on " \
+		     "(pagecache: pc_thread_set_node)", \
+	.pc_variants = { "nodes=4", "numa.balancing=1 nodes=4" }, \
+	.disk = disk, \
+	.prepare = prepare, \
+	.run = run
 
-const struct pcb_workload pcb_wl_numa_shuffle = {
+PCB_WORKLOAD(numa_shuffle) = {
+	NUMA_COMMON,
 	.name = "numa-shuffle",
-	.group = "numa-shuffle",
 	.what = "4 threads on 4 nodes fill a B/16 region each, then read a neighbour's (seed 003)",
-	.metric = "MB/s",
-	.higher = true,
-	.timed = true,
-	.engines = PCB_ENG(PCB_PAGECACHE),
-	.na_reason = NUMA_NA,
-	.pc_variants = { "nodes=4", "numa.balancing=1 nodes=4" },
 	.params = room_params,
-	.disk = disk,
-	.prepare = prepare,
-	.run = run,
 };
 
-const struct pcb_workload pcb_wl_numa_shuffle_full = {
+PCB_WORKLOAD(numa_shuffle_full) = {
+	NUMA_COMMON,
 	.name = "numa-shuffle-full",
-	.group = "numa-shuffle",
 	.what = "as numa-shuffle, but every node is filled first: migrations fail (seed 003)",
-	.metric = "MB/s",
-	.higher = true,
-	.timed = true,
-	.engines = PCB_ENG(PCB_PAGECACHE),
-	.na_reason = NUMA_NA,
-	.pc_variants = { "nodes=4", "numa.balancing=1 nodes=4" },
 	.params = full_params,
-	.disk = disk,
-	.prepare = prepare,
-	.run = run,
 };

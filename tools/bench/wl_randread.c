@@ -175,12 +175,11 @@ static int run(struct pcb_run *r)
 }
 
 #define RANDREAD(T)							\
-	const struct pcb_workload pcb_wl_randread_cold_t##T = {		\
+	PCB_WORKLOAD(randread_cold_t##T) = {				\
 		.name = "randread-cold-T" #T,				\
 		.group = "randread-cold",				\
 		.what = #T " thread(s): random 4 KiB reads of an 8xB file of data", \
 		.metric = "IOPS/thread",				\
-		.higher = true,						\
 		.timed = true,						\
 		.engines = PCB_ENG_ALL,					\
 		.direct_is_limit = true,				\

@@ -139,45 +139,36 @@ static int run(struct pcb_run *r)
 	return 0;
 }
 
-const struct pcb_workload pcb_wl_readtwice = {
+/* What the three share. */
+#define READ_COMMON \
+	.metric = "KB/s", \
+	.timed = true, \
+	.engines = PCB_ENG_ALL, \
+	.disk = sparse_disk, \
+	.prepare = prepare, \
+	.run = run
+
+PCB_WORKLOAD(readtwice) = {
+	READ_COMMON,
 	.name = "readtwice",
 	.group = "readtwice",
 	.what = "two readers per sparse file, one file per CPU, 8xB in all (seed 002)",
-	.metric = "KB/s",
-	.higher = true,
-	.timed = true,
 	.in_suite = true,
-	.engines = PCB_ENG_ALL,
 	.params = readtwice_params,
-	.disk = sparse_disk,
-	.prepare = prepare,
-	.run = run,
 };
 
-const struct pcb_workload pcb_wl_readonce = {
+PCB_WORKLOAD(readonce) = {
+	READ_COMMON,
 	.name = "readonce",
 	.group = "readonce",
 	.what = "one reader per sparse file, one file per CPU, 8xB in all (seed 002)",
-	.metric = "KB/s",
-	.higher = true,
-	.timed = true,
-	.engines = PCB_ENG_ALL,
 	.params = readonce_params,
-	.disk = sparse_disk,
-	.prepare = prepare,
-	.run = run,
 };
 
-const struct pcb_workload pcb_wl_readonce_1 = {
+PCB_WORKLOAD(readonce_1) = {
+	READ_COMMON,
 	.name = "readonce-1",
 	.group = "readonce",
 	.what = "one reader of one sparse file of 8xB: a single stream (seed 002)",
-	.metric = "KB/s",
-	.higher = true,
-	.timed = true,
-	.engines = PCB_ENG_ALL,
 	.params = readonce1_params,
-	.disk = sparse_disk,
-	.prepare = prepare,
-	.run = run,
 };

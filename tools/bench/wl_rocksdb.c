@@ -39,8 +39,6 @@
 #define BLOCK_CACHE	(8 << 20)
 #define SEED		1
 
-static char prep[1100];		/* the DB's folder (this child's) */
-
 static void params(struct pcb_params *p, const struct pcb_opts *o, int times,
 		   int threads)
 {
@@ -100,18 +98,6 @@ static int make_db(struct pcb_run *r, const char *dir)
 	return pcb_prog_run(r, &p);
 }
 
-static int prepare_readrandom(struct pcb_run *r)
-{
-	int err = pcb_prog_need(r, "db_bench", "rocksdb-tools");
-
-	return err ? err : pcb_prog_prep(r, prep, sizeof(prep), make_db);
-}
-
-static int prepare_fillseq(struct pcb_run *r)
-{
-	return pcb_prog_need(r, "db_bench", "rocksdb-tools");
-}
-
 /* The number after @key on the line that starts with @line; NaN if none. */
 static double field(const char *text, const char *line, const char *key)
 {
@@ -147,85 +133,73 @@ static void report(struct pcb_run *r, const char *text, const char *bench)
 	pcb_direction(r, "latency-p99-us", false);
 }
 
+/* db_bench as @a says, for --duration, and its report of @bench. */
+static int run_db(struct pcb_run *r, struct pcb_args *a, const char *bench)
+{
+	struct pcb_prog p = { .name = "db_bench" };
+	int secs = (int)(r->opt->duration + 0.5), err;
+	char *text;
+
+	pcb_arg(a, "--duration=%d", secs < 1 ? 1 : secs);
+	pcb_arg(a, "--histogram=1");
+	p.argv = a->v;
+	if ((err = pcb_prog_run(r, &p)))
+		return err;
+	text = pcb_prog_slurp(p.out);
+	if (text)
+		report(r, text, bench);
+	free(text);
+	return 0;
+}
+
 static int run_readrandom(struct pcb_run *r)
 {
 	struct pcb_args a = { .n = 0 };
-	struct pcb_prog p = { .name = "db_bench" };
-	char db[1200], *text;
-	int secs = (int)(r->opt->duration + 0.5), err;
+	char db[1200];
 
-	pcb_fmt(db, sizeof(db), "%s/db", prep);
+	pcb_fmt(db, sizeof(db), "%s/db", r->prep);
 	db_args(r, &a, "readrandom", db);
 	pcb_arg(&a, "--use_existing_db=1");
 	pcb_arg(&a, "--disable_auto_compactions=1");
 	pcb_arg(&a, "--threads=%d", (int)pcb_param(r->par, "threads"));
 	pcb_arg(&a, "--cache_size=%d", BLOCK_CACHE);
-	pcb_arg(&a, "--duration=%d", secs < 1 ? 1 : secs);
-	pcb_arg(&a, "--histogram=1");
-	p.argv = a.v;
-	if ((err = pcb_prog_run(r, &p)))
-		return err;
-	text = pcb_prog_slurp(p.out);
-	if (text)
-		report(r, text, "readrandom");
-	free(text);
-	return 0;
+	return run_db(r, &a, "readrandom");
 }
 
 static int run_fillseq(struct pcb_run *r)
 {
 	struct pcb_args a = { .n = 0 };
-	struct pcb_prog p = { .name = "db_bench" };
-	int secs = (int)(r->opt->duration + 0.5), err;
-	char *text;
 
 	db_args(r, &a, "fillseq", "db");
 	pcb_arg(&a, "--threads=1");
-	pcb_arg(&a, "--duration=%d", secs < 1 ? 1 : secs);
-	pcb_arg(&a, "--histogram=1");
-	p.argv = a.v;
-	if ((err = pcb_prog_run(r, &p)))
-		return err;
-	text = pcb_prog_slurp(p.out);
-	if (text)
-		report(r, text, "fillseq");
-	free(text);
-	return 0;
+	return run_db(r, &a, "fillseq");
 }
 
-#define DB_ENGINES (PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL))
-#define DB_NA "db_bench chooses its own I/O: it runs under pagecache or the " \
-	      "kernel's page cache only"
+/* What the two share. */
+#define DB_COMMON \
+	.group = "rocksdb", \
+	.metric = "ops/s", \
+	.timed = true, \
+	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL), \
+	.na_reason = "db_bench chooses its own I/O: it runs under pagecache " \
+		     "or the kernel's page cache only", \
+	.disk = disk
 
-const struct pcb_workload pcb_wl_rocksdb_readrandom = {
+PCB_WORKLOAD(rocksdb_readrandom) = {
+	DB_COMMON,
 	.name = "rocksdb-readrandom",
-	.group = "rocksdb",
 	.what = "db_bench readrandom, 2 threads, 8 MiB block cache, a 4xB DB",
-	.metric = "ops/s",
-	.higher = true,
-	.timed = true,
 	.in_suite = true,
-	.engines = DB_ENGINES,
-	.na_reason = DB_NA,
 	.params = params_readrandom,
-	.disk = disk,
-	.prepare = prepare_readrandom,
 	.run = run_readrandom,
-	.program = true,
+	.program = { "db_bench", "rocksdb-tools", make_db },
 };
 
-const struct pcb_workload pcb_wl_rocksdb_fillseq = {
+PCB_WORKLOAD(rocksdb_fillseq) = {
+	DB_COMMON,
 	.name = "rocksdb-fillseq",
-	.group = "rocksdb",
 	.what = "db_bench fillseq, WAL on, for --duration",
-	.metric = "ops/s",
-	.higher = true,
-	.timed = true,
-	.engines = DB_ENGINES,
-	.na_reason = DB_NA,
 	.params = params_fillseq,
-	.disk = disk,
-	.prepare = prepare_fillseq,
 	.run = run_fillseq,
-	.program = true,
+	.program = { "db_bench", "rocksdb-tools", NULL },
 };

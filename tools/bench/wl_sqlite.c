@@ -43,8 +43,6 @@
 #define MARK_EVERY	10
 #define SEED		0x7bcbull
 
-static char prep[1100];		/* the database's folder (this child's) */
-
 static void params(struct pcb_params *p, const struct pcb_opts *o)
 {
 	int64_t accounts = (int64_t)(4 * o->budget / ROW_BYTES);
@@ -123,7 +121,7 @@ static void mark(FILE *f, int done)
 		"(julianday('now') - 2440587.5) * 86400.0);\n", done);
 }
 
-/* The transactions, into the repetition's folder. */
+/* The transactions, into the repetition's folder (after the database). */
 static int write_script(struct pcb_run *r)
 {
 	int64_t accounts = pcb_param(r->par, "accounts");
@@ -161,15 +159,6 @@ static int write_script(struct pcb_run *r)
 	return 0;
 }
 
-static int prepare(struct pcb_run *r)
-{
-	int err = pcb_prog_need(r, "sqlite3", "sqlite3");
-
-	if (!err)
-		err = pcb_prog_prep(r, prep, sizeof(prep), make_db);
-	return err ? err : write_script(r);
-}
-
 static int run(struct pcb_run *r)
 {
 	struct pcb_prog p = { .name = "sqlite3", .stop_at_deadline = true };
@@ -177,7 +166,7 @@ static int run(struct pcb_run *r)
 	double t0 = 0, t1 = 0;
 	int first = -1, last = -1, err;
 
-	pcb_fmt(db, sizeof(db), "%s/oltp.db", prep);
+	pcb_fmt(db, sizeof(db), "%s/oltp.db", r->prep);
 	pcb_path(r, script, sizeof(script), "oltp.sql");
 	if ((err = run_script(r, &p, db, script)))
 		return err;
@@ -214,19 +203,18 @@ static int run(struct pcb_run *r)
 	return 0;
 }
 
-const struct pcb_workload pcb_wl_sqlite_oltp = {
+PCB_WORKLOAD(sqlite_oltp) = {
 	.name = "sqlite-oltp",
 	.group = "sqlite",
 	.what = "sqlite3: TPC-B-like transactions, rollback journal, a 4xB database",
 	.metric = "transactions/s",
-	.higher = true,
 	.in_suite = true,
 	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
 	.na_reason = "sqlite3 chooses its own I/O: it runs under pagecache or "
 		     "the kernel's page cache only",
 	.params = params,
 	.disk = disk,
-	.prepare = prepare,
+	.prepare = write_script,
 	.run = run,
-	.program = true,
+	.program = { "sqlite3", "sqlite3", make_db },
 };

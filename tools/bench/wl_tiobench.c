@@ -255,12 +255,11 @@ static int run(struct pcb_run *r)
 }
 
 #define TIOBENCH(T, suite)						\
-	const struct pcb_workload pcb_wl_tiobench_t##T = {		\
+	PCB_WORKLOAD(tiobench_t##T) = {				\
 		.name = "tiobench-T" #T,				\
 		.group = "tiobench",					\
 		.what = #T " thread(s), own 2xB/" #T " files: seq/rand write, seq/rand read", \
 		.metric = "seq-read-MB/s",				\
-		.higher = true,						\
 		.in_suite = suite,					\
 		.engines = PCB_ENG_ALL,					\
 		.params = params_t##T,					\

@@ -112,12 +112,11 @@ static void seq_write_derive(struct pcb_run *r)
 	}
 }
 
-const struct pcb_workload pcb_wl_seq_write = {
+PCB_WORKLOAD(seq_write) = {
 	.name = "seq-write",
 	.group = "seq-write",
 	.what = "one writer makes a 3xB file in 4 KiB writes, then fsyncs (seed 000)",
 	.metric = "MB/s",
-	.higher = true,
 	.in_suite = true,
 	.engines = PCB_ENG_ALL,
 	.pc_variants = { "nodes=4" },
@@ -203,12 +202,12 @@ static void dd_async_derive(struct pcb_run *r)
 	}
 }
 
-const struct pcb_workload pcb_wl_dd_async = {
+PCB_WORKLOAD(dd_async) = {
 	.name = "dd-async",
 	.group = "dd-async",
 	.what = "ten times: a B/10 file in 4 KiB writes, fsync, delete (seed 001)",
 	.metric = "slowest-seconds",
-	.higher = false,
+	.lower = true,
 	.engines = PCB_ENG_ALL,
 	.params = dd_async_params,
 	.disk = file_size_disk,

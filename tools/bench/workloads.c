@@ -4,13 +4,16 @@
  * Each workload is defined next to its code (wl_*.c) as one struct
  * pcb_workload: name, parameters scaled from the budget, the run
  * function, the headline metric and its direction, and the engines that
- * can serve it.  This file only lists them, in the order they run and
- * are listed by --list.  Adding a workload is: a wl_<name>.c defining
- * `const struct pcb_workload pcb_wl_<name>`, and one line in each of the
- * two lists below.
+ * can serve it.  PCB_WORKLOAD (bench.h) puts an entry for it in the
+ * linker section pcb_workloads; this file makes the table from the
+ * section at its first use: ordered by file name, then line (the linker
+ * keeps the files' order, not necessarily a file's own), the order they
+ * run in and --list shows.  The default suite is the workloads with
+ * .in_suite.
  *
- * Everything here is read-only after start; the parameter sets are filled
- * by the parent before a run and read by its child.
+ * Everything here is read-only once made (by the parent, before any
+ * child); the parameter sets are filled by the parent before a run and
+ * read by its child.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,58 +42,54 @@ int pcb_engine_find(const char *name)
 	return -ENOENT;
 }
 
-extern const struct pcb_workload pcb_wl_seq_write, pcb_wl_dd_async,
-	pcb_wl_readtwice, pcb_wl_readonce, pcb_wl_readonce_1,
-	pcb_wl_aim7_disk_wrt, pcb_wl_aim7_disk_rr, pcb_wl_aim7_disk_rw,
-	pcb_wl_aim7_disk_rd, pcb_wl_aim7_disk_cp, pcb_wl_aim7_sync_disk_rw,
-	pcb_wl_aim7_creat_clo,
-	pcb_wl_fsmark_4m, pcb_wl_fsmark_8k,
-	pcb_wl_tiobench_t1, pcb_wl_tiobench_t2, pcb_wl_tiobench_t4,
-	pcb_wl_hotcold, pcb_wl_cached_read_t1, pcb_wl_cached_read_t2,
-	pcb_wl_randread_cold_t1, pcb_wl_randread_cold_t2,
-	pcb_wl_randread_cold_t8;
-extern const struct pcb_workload pcb_wl_numa_shuffle, pcb_wl_numa_shuffle_full;
-extern const struct pcb_workload pcb_wl_fio_randread, pcb_wl_fio_seqwrite,
-	pcb_wl_fio_zipf, pcb_wl_rocksdb_readrandom, pcb_wl_rocksdb_fillseq,
-	pcb_wl_sqlite_oltp;
+extern const struct pcb_workload_entry __start_pcb_workloads[];
+extern const struct pcb_workload_entry __stop_pcb_workloads[];
 
-const struct pcb_workload *const pcb_workloads[] = {
-	&pcb_wl_seq_write,		/* wl_write.c */
-	&pcb_wl_dd_async,
-	&pcb_wl_readtwice,		/* wl_read.c */
-	&pcb_wl_readonce,
-	&pcb_wl_readonce_1,
-	&pcb_wl_aim7_disk_wrt,		/* wl_aim7.c */
-	&pcb_wl_aim7_disk_rr,
-	&pcb_wl_aim7_disk_rw,
-	&pcb_wl_aim7_disk_rd,
-	&pcb_wl_aim7_disk_cp,
-	&pcb_wl_aim7_sync_disk_rw,
-	&pcb_wl_aim7_creat_clo,
-	&pcb_wl_fsmark_4m,		/* wl_fsmark.c */
-	&pcb_wl_fsmark_8k,
-	&pcb_wl_tiobench_t1,		/* wl_tiobench.c */
-	&pcb_wl_tiobench_t2,
-	&pcb_wl_tiobench_t4,
-	&pcb_wl_hotcold,		/* wl_cache.c */
-	&pcb_wl_cached_read_t1,
-	&pcb_wl_cached_read_t2,
-	&pcb_wl_randread_cold_t1,	/* wl_randread.c */
-	&pcb_wl_randread_cold_t2,
-	&pcb_wl_randread_cold_t8,
-	&pcb_wl_numa_shuffle, &pcb_wl_numa_shuffle_full,	/* wl_numa.c */
-	&pcb_wl_fio_randread, &pcb_wl_fio_seqwrite, &pcb_wl_fio_zipf, /* wl_fio.c */
-	&pcb_wl_rocksdb_readrandom, &pcb_wl_rocksdb_fillseq,	/* wl_rocksdb.c */
-	&pcb_wl_sqlite_oltp,		/* wl_sqlite.c */
-};
+#define MAX_WORKLOADS 64
+static const struct pcb_workload *table[MAX_WORKLOADS];
+static int nr_table = -1;
 
-const int pcb_nr_workloads = (int)(sizeof(pcb_workloads) /
-				   sizeof(pcb_workloads[0]));
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct pcb_workload_entry *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+
+	return c ? c : x->line - y->line;
+}
+
+static void make_table(void)
+{
+	size_t n = (size_t)(__stop_pcb_workloads - __start_pcb_workloads);
+	struct pcb_workload_entry e[MAX_WORKLOADS];
+
+	if (n > MAX_WORKLOADS) {
+		fprintf(stderr, "pagecache bench: more than %d workloads\n",
+			MAX_WORKLOADS);
+		abort();
+	}
+	memcpy(e, __start_pcb_workloads, n * sizeof(e[0]));
+	qsort(e, n, sizeof(e[0]), entry_cmp);
+	for (size_t i = 0; i < n; i++)
+		table[i] = e[i].wl;
+	nr_table = (int)n;
+}
+
+int pcb_nr_workloads(void)
+{
+	if (nr_table < 0)
+		make_table();
+	return nr_table;
+}
+
+const struct pcb_workload *pcb_workload(int i)
+{
+	return i >= 0 && i < pcb_nr_workloads() ? table[i] : NULL;
+}
 
 int pcb_workload_find(const char *name)
 {
-	for (int i = 0; i < pcb_nr_workloads; i++)
-		if (strcmp(pcb_workloads[i]->name, name) == 0)
+	for (int i = 0; i < pcb_nr_workloads(); i++)
+		if (strcmp(table[i]->name, name) == 0)
 			return i;
 	return -ENOENT;
 }
