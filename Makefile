@@ -5,7 +5,7 @@
 #   make test       the test suite (build/test: -O2, asserts, lock checks)
 #   make check      the test suite, then again under ASan+UBSan and TSan
 #   make install    PREFIX=/usr/local: header, libraries, the preload
-#                   library, pkg-config file, the command
+#                   library, pkg-config file, the command, its man pages
 #
 # Every source under src/, tools/ and tests/ is found by wildcard: a new
 # module needs no edit here.
@@ -163,7 +163,8 @@ run: deps
 	@build/release/pagecache run
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 include/pagecache.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(BUILD)/libpagecache.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libpagecache.so $(DESTDIR)$(PREFIX)/lib/libpagecache.so.0
@@ -172,6 +173,10 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pagecache.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pagecache.pc
 	install -m 755 $(BUILD)/pagecache $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@VERSION@|$(VERSION)|g' man/pagecache.1 \
+	    > $(DESTDIR)$(PREFIX)/share/man/man1/pagecache.1
+	sed -e 's|@VERSION@|$(VERSION)|g' man/libpagecache.3 \
+	    > $(DESTDIR)$(PREFIX)/share/man/man3/libpagecache.3
 	-ldconfig 2>/dev/null
 
 clean:

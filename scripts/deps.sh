@@ -4,6 +4,7 @@
 set -euo pipefail
 need=(gcc make pkg-config liburing-dev liburcu-dev libcmocka-dev libjansson-dev
       libnuma-dev gnuplot-nox
+      man-db groff-base	# tests/test_install.sh renders the man pages
       fio sqlite3 rocksdb-tools)	# programs tests/test_exec.sh runs
 missing=()
 for p in "${need[@]}"; do

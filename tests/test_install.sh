@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A program outside the tree uses the installed library: `make install`
 # into a scratch prefix, build tests/install_demo.c with pkg-config (shared
-# library, then static), run both.
+# library, then static), run both.  The man pages are installed and render
+# without a warning; `pagecache --version` is pkg-config's version.
 #   bash tests/test_install.sh BUILD_DIR
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,3 +25,17 @@ cc -std=c11 -Wall -Wextra -Werror -o "$tmp/demo-static" "$top/tests/install_demo
 	$(pkg-config --cflags pagecache) "$tmp/prefix/lib/libpagecache.a" \
 	$(pkg-config --libs --static liburing liburcu-bp jansson) -lnuma -lpthread -lm
 "$tmp/demo-static" "$tmp"
+echo "== man pages: pagecache(1), libpagecache(3)"
+for page in man1/pagecache.1 man3/libpagecache.3; do
+	f="$tmp/prefix/share/man/$page"
+	[ -f "$f" ] || { echo "$page not installed"; exit 1; }
+	warn=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
+	[ -z "$warn" ] || { echo "$page: $warn"; exit 1; }
+	MANWIDTH=80 man -l "$f" 2>/dev/null | grep -q '^SEE ALSO' ||
+		{ echo "$page does not render"; exit 1; }
+	if grep -q '@VERSION@' "$f"; then echo "$page: @VERSION@ left"; exit 1; fi
+done
+echo "== pagecache --version: the version pkg-config reports"
+got=$("$tmp/prefix/bin/pagecache" --version)
+want="pagecache $(pkg-config --modversion pagecache)"
+[ "$got" = "$want" ] || { echo "pagecache --version: '$got', want '$want'"; exit 1; }
