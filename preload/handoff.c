@@ -47,25 +47,13 @@
 static void map_before(int flags, int fd)
 {
 	int saved = errno;
-	struct shim_kfile *k;
 	struct stat st;
 
 	if ((flags & MAP_ANONYMOUS) || fd < 0 || shim_internal ||
 	    shim_fdt_get(fd) == SHIM_E_LIB)
 		return;
-	if (REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		errno = saved;
-		return;
-	}
-	pthread_mutex_lock(&shim_files_lock);
-	k = shim_handoff_file_locked(st.st_dev, st.st_ino, true);
-	if (k) {
-		if (!k->permanent)
-			SHIM_INC(mmap_handoffs);
-		k->permanent = true;
-		shim_kfile_put(k);
-	}
-	pthread_mutex_unlock(&shim_files_lock);
+	if (REAL(fstat)(fd, &st) == 0 && S_ISREG(st.st_mode))
+		shim_handoff_for_good(st.st_dev, st.st_ino, SHIM_C_mmap_handoffs);
 	errno = saved;
 }
 

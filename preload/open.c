@@ -269,18 +269,27 @@ SHIM_EXPORT void closefrom(int lo)
  * and stderr write to those numbers with their own calls, behind us, so
  * the file goes to the kernel (as for any stdio stream).
  */
-static void std_handoff(int fd)
+/* The file of @fd if it is managed (false if not). */
+static bool managed_file(int fd, dev_t *dev, ino_t *ino)
 {
 	struct shim_ofd *o = shim_ofd_get(fd);
+
+	if (!o)
+		return false;
+	*dev = o->dev;
+	*ino = o->ino;
+	shim_ofd_put(o);
+	return true;
+}
+
+static void std_handoff(int fd)
+{
 	struct shim_kfile *k;
 	dev_t dev;
 	ino_t ino;
 
-	if (!o)
+	if (!managed_file(fd, &dev, &ino))
 		return;
-	dev = o->dev;
-	ino = o->ino;
-	shim_ofd_put(o);
 	pthread_mutex_lock(&shim_files_lock);
 	k = shim_handoff_file_locked(dev, ino, false);
 	if (k)
@@ -338,27 +347,11 @@ SHIM_EXPORT int dup3(int oldfd, int newfd, int flags)
 /* F_SETFL on a managed fd: O_DIRECT hands the file over first. */
 static void setfl_before(int fd, long arg)
 {
-	struct shim_ofd *o = shim_ofd_get(fd);
-	struct shim_kfile *k;
 	dev_t dev;
 	ino_t ino;
 
-	if (!o)
-		return;
-	dev = o->dev;
-	ino = o->ino;
-	shim_ofd_put(o);
-	if (!(arg & O_DIRECT))
-		return;
-	pthread_mutex_lock(&shim_files_lock);
-	k = shim_handoff_file_locked(dev, ino, true);
-	if (k) {
-		if (!k->permanent)
-			SHIM_INC(direct_handoffs);
-		k->permanent = true;
-		shim_kfile_put(k);
-	}
-	pthread_mutex_unlock(&shim_files_lock);
+	if (managed_file(fd, &dev, &ino) && (arg & O_DIRECT))
+		shim_handoff_for_good(dev, ino, SHIM_C_direct_handoffs);
 }
 
 static void setfl_after(int fd, long arg)

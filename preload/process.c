@@ -376,6 +376,21 @@ struct shim_kfile *shim_handoff_file_locked(dev_t dev, ino_t ino, bool drop)
 	return shim_kfile_get_locked(dev, ino);
 }
 
+void shim_handoff_for_good(dev_t dev, ino_t ino, enum shim_counter first)
+{
+	struct shim_kfile *k;
+
+	pthread_mutex_lock(&shim_files_lock);
+	k = shim_handoff_file_locked(dev, ino, true);
+	if (k) {
+		if (!k->permanent)
+			shim_count(first, 1);
+		k->permanent = true;
+		shim_kfile_put(k);
+	}
+	pthread_mutex_unlock(&shim_files_lock);
+}
+
 void shim_handoff_all_locked(bool cloexec_too)
 {
 	pc_cache *c = atomic_load(&shim_cache);

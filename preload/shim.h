@@ -377,6 +377,13 @@ static inline bool shim_can_write(int flags)
 	return (flags & O_ACCMODE) != O_RDONLY;
 }
 
+/*
+ * process.c: shim_handoff_file_locked with @drop, under files_lock (taken
+ * here), and for good (the kfile made permanent: mmap, O_DIRECT); @first
+ * is counted when the file was not the kernel's for good yet.
+ */
+void shim_handoff_for_good(dev_t dev, ino_t ino, enum shim_counter first);
+
 /* meta.c: stat results patched with the cached size. */
 void shim_patch_stat(struct stat *st);
 /* rw.c: the read and write paths on a managed description. */
