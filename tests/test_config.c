@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "internal.h"
 #include "util.h"
@@ -89,19 +88,11 @@ static void test_policy_keys(void **state)
 	assert_int_equal(pc__config_parse(&cfg, "nodes=two"), -EINVAL);
 }
 
-/* README.md, found from this file's path or from the build directory. */
 static FILE *readme_open(void)
 {
-	static char path[1200];
-	const char *build = getenv("PC_TEST_BUILD");
-	const char *slash = strrchr(__FILE__, '/');
-	struct stat st;
+	char path[1200];
 
-	snprintf(path, sizeof(path), "%.*s../README.md",
-		 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
-	if (stat(path, &st) != 0)
-		snprintf(path, sizeof(path), "%s/../../README.md",
-			 build ? build : ".");
+	tu_source(path, sizeof(path), "README.md");
 	return fopen(path, "r");
 }
 

@@ -309,16 +309,8 @@ static bool have_gnuplot(void)
 static const char *fixtures(void)
 {
 	static char dir[1200];
-	const char *build = getenv("PC_TEST_BUILD");
-	const char *slash = strrchr(__FILE__, '/');
-	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%.*sfixtures/compare/suite",
-		 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
-	if (stat(dir, &st) == 0)
-		return dir;
-	snprintf(dir, sizeof(dir), "%s/../../tests/fixtures/compare/suite",
-		 build ? build : ".");
+	tu_source(dir, sizeof(dir), "tests/fixtures/compare/suite");
 	return dir;
 }
 

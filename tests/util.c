@@ -125,6 +125,18 @@ void tu_pattern(void *buf, size_t len, uint64_t seed, uint64_t off)
 	}
 }
 
+void tu_source(char *buf, size_t size, const char *rel)
+{
+	const char *build = getenv("PC_TEST_BUILD");
+	const char *slash = strrchr(__FILE__, '/');	/* tests/util.c */
+	struct stat st;
+
+	snprintf(buf, size, "%.*s../%s",
+		 slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__, rel);
+	if (stat(buf, &st) != 0)
+		snprintf(buf, size, "%s/../../%s", build ? build : ".", rel);
+}
+
 int tu_dir_is_tmpfs(void)
 {
 	struct statfs sf;

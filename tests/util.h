@@ -84,6 +84,12 @@ uint64_t tu_seed(const char *test);
 uint64_t tu_rand(uint64_t *state);
 /* Fill with bytes derived from (seed, offset): checkable without a copy. */
 void tu_pattern(void *buf, size_t len, uint64_t seed, uint64_t off);
+/*
+ * A file of the source tree by its path from the top (@rel: "README.md"),
+ * into @buf: found from where this file was compiled, else from
+ * PC_TEST_BUILD (the build directory, two levels down).
+ */
+void tu_source(char *buf, size_t size, const char *rel);
 /* Is the filesystem of tu_dir() refusing O_DIRECT? (tmpfs) */
 int tu_dir_is_tmpfs(void);
 /* A file of @pages pages of tu_pattern(@seed) written with pwrite(2). */
