@@ -16,7 +16,7 @@ PREFIX   ?= /usr/local
 VERSION  := 0.1.0
 
 CC       ?= gcc
-PKGS     := liburing liburcu-bp jansson
+PKGS     := liburing jansson
 CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE -DPC_VERSION='"$(VERSION)"'
 CFLAGS   := -std=c11 -Wall -Wextra -Werror -g -pthread -fPIC \
             -fvisibility=hidden $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

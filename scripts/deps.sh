@@ -2,7 +2,7 @@
 # Install the Debian packages the build, the tests and the benchmarks need,
 # when any is missing.  Quiet when everything is there.
 set -euo pipefail
-need=(gcc make pkg-config liburing-dev liburcu-dev libcmocka-dev libjansson-dev
+need=(gcc make pkg-config liburing-dev libcmocka-dev libjansson-dev
       libnuma-dev gnuplot-nox
       man-db groff-base	# tests/test_install.sh renders the man pages
       fio sqlite3 rocksdb-tools)	# programs tests/test_exec.sh runs

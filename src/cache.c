@@ -4,16 +4,16 @@
  * A cache owns (internal.h has the picture) its frames and nodes, its I/O
  * backend, its page wait queues, its counters, its bdis with their flusher
  * threads, one kswapd per node, and the mappings of the files opened
- * through it.  Start order (pc_cache_create): config (config.c), page
- * waits, the process's table of caches (tctx.c), nodes (the largest budget
+ * through it.  Start order (pc_cache_create): the tree nodes'
+ * reclamation domain (ebr.c), config (config.c), page waits, the process's table of caches (tctx.c), nodes (the largest budget
  * reserved as address space, nothing touched: node.c), counters, the
  * mapping hash, the descriptor budget, I/O (io_uring, else sync), dirty
  * limits, trace, kswapd, the NUMA balancing scanner (numa.balancing).
  * Stop order (pc_cache_destroy): stop the scanner, close the files left
  * open, write each mapping back (not those of unlinked files) and free it,
  * stop kswapd, stop the flushers, destroy the I/O backend, drain the LRU
- * batches, close the trace, leave the table, free the nodes, counters and
- * waits.
+ * batches, close the trace, leave the table, free the nodes (the retired
+ * tree nodes first), the domain, counters and waits.
  *
  * Nothing here is shared after create but what the objects' own locks
  * protect: create runs before any other thread sees the cache, destroy
@@ -42,7 +42,8 @@ static void cache_free(struct pc_cache *c)
 	pc__tctx_drain_all(c);
 	pc__trace_close(c);	/* after every thread that emits */
 	pc__cache_unregister(c);
-	pc__nodes_fini(c);
+	pc__nodes_fini(c);	/* after the tree nodes' barrier (c->ebr) */
+	free(c->ebr);
 	if (c->stat.shards)
 		pc__vmstat_fini(&c->stat);
 	pc__pagewait_fini(&c->wait);
@@ -80,6 +81,13 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->ebr = aligned_alloc(64, sizeof(*c->ebr));
+	if (!c->ebr) {
+		free(c);
+		return -ENOMEM;
+	}
+	memset(c->ebr, 0, sizeof(*c->ebr));
+	pc__ebr_init(c->ebr);
 	pc__lock_init(&c->mappings_lock, NULL, PC_RANK_MAPPINGS, -1);
 	pc__lock_init(&c->bdi_lock, NULL, PC_RANK_BDI_LIST, -1);
 	pc__lock_init(&c->tctx_lock, NULL, PC_RANK_TCTX_LIST, -1);
@@ -142,6 +150,7 @@ fail_early:
 	pc__lock_destroy(&c->bdi_lock);
 	pc__lock_destroy(&c->tctx_lock);
 	pc__lock_destroy(&c->resize_lock);
+	free(c->ebr);
 	free(c);
 	return r;
 }

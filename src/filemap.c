@@ -45,7 +45,6 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 #include "bdi.h"
@@ -60,7 +59,7 @@ struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 	_Atomic(void *) *slot;
 	struct pc_page *p;
 
-	urcu_bp_read_lock();
+	pc__tree_read_lock(&m->tree);
 	for (;;) {
 		p = pc__tree_lookup_slot(&m->tree, index, &slot);
 		if (!p || pc_tree_is_value(p)) {
@@ -78,7 +77,7 @@ struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 			break;
 		pc__put_page(m->cache, p);
 	}
-	urcu_bp_read_unlock();
+	pc__tree_read_unlock(&m->tree);
 	return p;
 }
 

@@ -52,7 +52,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 #include "backing.h"
@@ -105,9 +104,9 @@ static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 		unsigned busy = 0, n;
 
 		for (;;) {
-			urcu_bp_read_lock();
+			pc__tree_read_lock(&m->tree);
 			n = pc__tree_gang(&m->tree, index, UINT64_MAX, items, idx, 64);
-			urcu_bp_read_unlock();
+			pc__tree_read_unlock(&m->tree);
 			if (!n)
 				break;
 			index = idx[n - 1] + 1;
@@ -285,7 +284,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 	pc__rwlock_init(&m->i_rwsem, PC_RANK_I_RWSEM);
 	pc__lock_init(&m->disk_size_lock, NULL, PC_RANK_DISK_SIZE, -1);
 	pc__lock_init(&m->tree_lock, c, PC_RANK_TREE, PC_VM_tree_lock_acquired);
-	pc__tree_init_arena(&m->tree, pc__node_arena(c));
+	pc__tree_init_arena(&m->tree, pc__node_arena(c), c->ebr);
 	atomic_init(&m->size, st->st_size);
 	pc__seen_set_locked(m, st);	/* nobody else sees it yet */
 	atomic_init(&m->first_node, -1);

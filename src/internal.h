@@ -233,6 +233,8 @@ struct pc_cache {
 	_Atomic int blunt_owner;	/* =blunt: node of the one kswapd */
 	_Atomic uint64_t tree_contended_ns;	/* =blunt: last contention seen */
 	_Atomic int shadow_trim;	/* workingset.c: a trim is wanted/running */
+	struct pc_ebr *ebr;		/* read-only: every tree's reclamation
+					   domain (ebr.h) */
 };
 
 static inline uint32_t page_pfn(struct pc_cache *c, const struct pc_page *p)

@@ -89,7 +89,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <urcu-bp.h>
 
 #include "arena.h"
 #include "internal.h"
@@ -318,9 +317,9 @@ int pc__nodes_init(struct pc_cache *c)
 void pc__nodes_fini(struct pc_cache *c)
 {
 	if (c->nodes) {
-		/* Tree nodes still waiting for their grace period go back to
-		 * the arenas first. */
-		urcu_bp_barrier();
+		/* Retired tree nodes go back to the arenas first (every tree
+		 * of the cache retires into c->ebr). */
+		pc__tree_barrier(c->ebr);
 		for (int i = 0; i < c->nr_nodes; i++) {
 			struct pc_node *n = &c->nodes[i];
 
@@ -529,9 +528,9 @@ void pc__page_sanity(struct pc_cache *c, struct pc_page *p, bool locked)
 			      1u << PG_writeback | 1u << PG_locked)));
 	if (locked && m && (f & (1u << PG_dirty))) {
 		assert(atomic_load(&m->nr_dirty) > 0);
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		assert(pc__tree_tag_get(&m->tree, page_index(p), PC_TAG_DIRTY));
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 	}
 	if (f & (1u << PG_writeback))
 		assert(m && count > 0);

@@ -85,7 +85,6 @@
  */
 #include <fcntl.h>
 #include <stdlib.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 #include "node.h"
@@ -336,9 +335,9 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		struct pc_page *p;
 		void *item;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		item = pc__tree_lookup(&m->tree, i);
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 		if (item && !pc_tree_is_value(item)) {
 			z += submit_run(m, run, &n, &now);
 			continue;
@@ -391,7 +390,7 @@ static unsigned count_history(struct pc_mapping *m, uint64_t index,
 	unsigned n = 0;
 
 	*from_start = false;
-	urcu_bp_read_lock();
+	pc__tree_read_lock(&m->tree);
 	while (n < max && n < index) {
 		void *item = pc__tree_lookup(&m->tree, index - n - 1);
 
@@ -399,7 +398,7 @@ static unsigned count_history(struct pc_mapping *m, uint64_t index,
 			break;
 		n++;
 	}
-	urcu_bp_read_unlock();
+	pc__tree_read_unlock(&m->tree);
 	*from_start = n == index;
 	return n;
 }
@@ -439,12 +438,12 @@ static void ondemand(struct pc_file *f, uint64_t index, unsigned req,
 		uint64_t start = index + 1;
 		void *item;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&f->mapping->tree);
 		while (start - index <= max &&
 		       (item = pc__tree_lookup(&f->mapping->tree, start)) &&
 		       !pc_tree_is_value(item))
 			start++;
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&f->mapping->tree);
 		if (start - index > max)
 			return;
 		ra->start = start;
@@ -580,9 +579,9 @@ static unsigned invalidate_range(struct pc_file *f, uint64_t first,
 		uint64_t idx[64];
 		unsigned got;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		got = pc__tree_gang(&m->tree, next, last, items, idx, 64);
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 		if (!got)
 			break;
 		for (unsigned k = 0; k < got; k++) {

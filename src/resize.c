@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <urcu-bp.h>
 
 #include "bdi.h"
 #include "internal.h"
@@ -318,7 +317,7 @@ static void give_back(struct pc_cache *c, struct pc_node *n)
 			madvise(c->data + ((size_t)(n->first_pfn + data_from) << PC_PAGE_SHIFT),
 				(size_t)(hw - data_from) << PC_PAGE_SHIFT, MADV_DONTNEED);
 		/* No reader that found a retired page in a tree is still at it. */
-		urcu_bp_synchronize_rcu();
+		pc__tree_barrier(c->ebr);
 		desc_from = round_up(n->first_pfn + share, (uint32_t)DESC_STEP) -
 			    n->first_pfn;
 		if (desc_from < hw)

@@ -21,13 +21,12 @@
  * lock).  Unlinking and walking the list (drains) take c->tctx_lock.
  *
  * A forked child can create caches of its own (not use inherited ones):
- * pthread_atfork handlers hold live_lock and urcu-bp's state across fork.
+ * pthread_atfork handlers hold live_lock across fork.
  *
  * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 
@@ -203,52 +202,22 @@ struct pc_cache *pc__page_cache(const struct pc_page *p)
 /*
  * fork(2): a child may make caches of its own (the ones it inherited are
  * dead: their threads stayed in the parent).  What a new cache needs that
- * another thread could hold at the fork - live_lock, and urcu-bp's
- * registry and call_rcu workers - is taken before and released (or
- * restarted, for the workers) on both sides.  Registered once, by the
- * first cache registered.
+ * another thread could hold at the fork - live_lock - is taken before and
+ * released on both sides (ebr.c looks after its own state).  Registered
+ * once, by the first cache registered.
  */
-#ifdef PC_TSAN
-/* TSan cannot run threads in a forked child: its restart of the call_rcu
- * worker would kill it, and a TSan child makes no cache of its own. */
-static void rcu_workers_prepare(void) {}
-static void rcu_workers_parent(void) {}
-static void rcu_workers_child(void) {}
-#else
-static void rcu_workers_prepare(void)
-{
-	urcu_bp_call_rcu_before_fork();
-}
-
-static void rcu_workers_parent(void)
-{
-	urcu_bp_call_rcu_after_fork_parent();
-}
-
-static void rcu_workers_child(void)
-{
-	urcu_bp_call_rcu_after_fork_child();
-}
-#endif
-
 static void fork_prepare(void)
 {
 	pc__lock(&live_lock);
-	rcu_workers_prepare();
-	urcu_bp_before_fork();
 }
 
 static void fork_parent(void)
 {
-	urcu_bp_after_fork_parent();
-	rcu_workers_parent();
 	pc__unlock(&live_lock);
 }
 
 static void fork_child(void)
 {
-	urcu_bp_after_fork_child();
-	rcu_workers_child();
 	pc__unlock(&live_lock);
 }
 

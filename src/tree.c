@@ -40,7 +40,7 @@
  *     the caller's tree lock; a node's offset and parent, and the tree's
  *     nr_items/nr_values, are read and written only by them;
  *   - readers (lookup, gang, gang_tag, tag_get, tagged) run inside the
- *     caller's urcu_bp_read_lock() section, concurrently with a writer.
+ *     caller's pc__tree_read_lock() section, concurrently with a writer.
  *     Root, child and item pointers are C11 atomics, stored with release
  *     (a node is filled in before it is linked), loaded with acquire.
  *     Bitmaps are relaxed atomics: exact for writers, maybe stale for
@@ -52,10 +52,14 @@
  *     follows (the slots start a line: a node is 64-byte aligned with its
  *     header in the first line), as the kernel's xarray walk does less
  *     one line a level;
- *   - an unlinked node is freed by urcu_bp_call_rcu after a grace period,
- *     so a reader may go on walking it: it still points at live children
- *     (shrink leaves the old root's slot 0 in place).  So an item present
- *     for the whole of a gang lookup is always found by it.
+ *   - an unlinked node is retired to the tree's reclamation domain (ebr.c:
+ *     epochs whose readers may be in any process) and freed once no
+ *     reader can hold it, so a reader may go on walking it: it still
+ *     points at live children (shrink leaves the old root's slot 0 in
+ *     place).  So an item present for the whole of a gang lookup is always
+ *     found by it.  The writer that retires frees what is due when at
+ *     least RECLAIM_BATCH nodes wait (pc__tree_reclaim; the free does not
+ *     wait for readers); pc__tree_barrier frees everything, waiting.
  *
  * Allocation failure: insert and store first count and allocate every node
  * they will need, so -ENOMEM leaves the tree as it was.
@@ -63,33 +67,18 @@
  * Where nodes live: a tree given an arena (pc__tree_init_arena: the cache
  * gives each mapping its node's arena, arena.c) takes its nodes from
  * there - huge pages, so a four-level walk misses the TLB once, not four
- * times - and gives them back there after their grace period; a tree
- * without one uses malloc.  Each node remembers where it came from.
+ * times - and gives them back there when they are freed; a tree without
+ * one uses malloc.  Each node remembers where it came from.  A tree made
+ * with pc__tree_init (no cache: the tests) retires into one domain of the
+ * process, made at first use.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <urcu-bp.h>
 
 #include "arena.h"
 #include "tree.h"
 
-/*
- * ThreadSanitizer cannot see a grace period (liburcu is not instrumented),
- * so it would take every node freed by the call_rcu thread for a race with
- * the accesses before it.  Tell it what RCU guarantees: a read-side tree
- * function, when it returns, and a writer, when it queues a node, release
- * a token that the free callback acquires.  A reader still inside a tree
- * function when its node is freed is still reported.
- */
-#if defined(PC_TSAN) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-static char rcu_tsan_token;
-static inline void rcu_tsan_release(void) { __tsan_release(&rcu_tsan_token); }
-static inline void rcu_tsan_acquire(void) { __tsan_acquire(&rcu_tsan_token); }
-#else
-static inline void rcu_tsan_release(void) {}
-static inline void rcu_tsan_acquire(void) {}
-#endif
+#define RECLAIM_BATCH 64	/* retired nodes that make a writer free */
 
 #define TREE_SHIFT 6
 #define TREE_SLOTS (1u << TREE_SHIFT)
@@ -107,7 +96,7 @@ struct pc_tree_node {
 	struct pc_arena *arena;		/* where it came from; NULL: malloc */
 	/* lines 1-8: items or children, eight to a line */
 	_Atomic(void *) slots[TREE_SLOTS] __attribute__((aligned(64)));
-	struct rcu_head rcu;
+	struct pc_ebr_head ebr;		/* retired: waiting to be freed */
 } __attribute__((aligned(64)));
 
 #define ld_acq(p) atomic_load_explicit((p), memory_order_acquire)
@@ -203,17 +192,29 @@ static void node_free_now(struct pc_tree_node *n)
 		free(n);
 }
 
-static void node_free_rcu_cb(struct rcu_head *head)
+static void node_free_cb(struct pc_ebr_head *h, void *unused)
 {
-	rcu_tsan_acquire();
-	node_free_now(caa_container_of(head, struct pc_tree_node, rcu));
+	(void)unused;
+	node_free_now((struct pc_tree_node *)((char *)h -
+					      offsetof(struct pc_tree_node, ebr)));
 }
 
 /* Free an unlinked node once every reader that may see it has left. */
-static void node_free_rcu(struct pc_tree_node *n)
+static void node_retire(struct pc_tree *t, struct pc_tree_node *n)
 {
-	rcu_tsan_release();
-	urcu_bp_call_rcu(&n->rcu, node_free_rcu_cb);
+	pc__ebr_retire(t->ebr, &n->ebr);
+	if (t->ebr->nr_limbo >= RECLAIM_BATCH)	/* a racy peek: a hint */
+		pc__tree_reclaim(t->ebr);
+}
+
+uint64_t pc__tree_reclaim(struct pc_ebr *e)
+{
+	return pc__ebr_reclaim(e, node_free_cb, NULL);
+}
+
+uint64_t pc__tree_barrier(struct pc_ebr *e)
+{
+	return pc__ebr_barrier(e, node_free_cb, NULL);
 }
 
 /* Nodes allocated up front by an insertion, so that it cannot fail midway. */
@@ -400,7 +401,7 @@ static void tree_shrink(struct pc_tree *t)
 		c->parent = NULL;
 		st_rel(&t->root, c);
 		/* n->slots[0] stays: a reader still in n goes on to c. */
-		node_free_rcu(n);
+		node_retire(t, n);
 		n = c;
 	}
 }
@@ -438,11 +439,11 @@ static void *slot_delete(struct pc_tree *t, struct pc_tree_node *leaf,
 			PC_ASSERT(ld_tag(n, tag) == 0);
 		if (!p) {
 			st_rel(&t->root, NULL);
-			node_free_rcu(n);
+			node_retire(t, n);
 			return old;
 		}
 		slot_set(p, n->offset, NULL);
-		node_free_rcu(n);
+		node_retire(t, n);
 		n = p;
 	}
 	tree_shrink(t);
@@ -452,18 +453,33 @@ static void *slot_delete(struct pc_tree *t, struct pc_tree_node *leaf,
 /* ------------------------------------------------------------------ */
 /* The contract (tree.h).                                              */
 
+/* The domain of trees made without one (pc__tree_init). */
+static struct pc_ebr *process_ebr;
+static pthread_once_t process_ebr_once = PTHREAD_ONCE_INIT;
+
+static void process_ebr_init(void)
+{
+	process_ebr = aligned_alloc(64, sizeof(*process_ebr));
+	if (!process_ebr)
+		abort();
+	memset(process_ebr, 0, sizeof(*process_ebr));
+	pc__ebr_init(process_ebr);
+}
+
 void pc__tree_init(struct pc_tree *t)
+{
+	pthread_once(&process_ebr_once, process_ebr_init);
+	pc__tree_init_arena(t, NULL, process_ebr);
+}
+
+void pc__tree_init_arena(struct pc_tree *t, struct pc_arena *arena,
+			 struct pc_ebr *ebr)
 {
 	atomic_init(&t->root, NULL);
 	t->nr_items = 0;
 	t->nr_values = 0;
-	t->arena = NULL;
-}
-
-void pc__tree_init_arena(struct pc_tree *t, struct pc_arena *arena)
-{
-	pc__tree_init(t);
 	t->arena = arena;
+	t->ebr = ebr;
 }
 
 static void node_destroy(struct pc_tree_node *n)
@@ -485,10 +501,11 @@ void pc__tree_destroy(struct pc_tree *t)
 	struct pc_tree_node *n = atomic_load_explicit(&t->root,
 						      memory_order_relaxed);
 	struct pc_arena *arena = t->arena;
+	struct pc_ebr *ebr = t->ebr;
 
 	if (n)
 		node_destroy(n);
-	pc__tree_init_arena(t, arena);
+	pc__tree_init_arena(t, arena, ebr);
 }
 
 void *pc__tree_lookup(struct pc_tree *t, uint64_t index)
@@ -496,7 +513,6 @@ void *pc__tree_lookup(struct pc_tree *t, uint64_t index)
 	struct pc_tree_node *leaf = leaf_find(t, index);
 	void *e = leaf ? ld_acq(&leaf->slots[index & TREE_MASK]) : NULL;
 
-	rcu_tsan_release();
 	return e;
 }
 
@@ -511,7 +527,6 @@ void *pc__tree_lookup_slot(struct pc_tree *t, uint64_t index,
 		*slot = &leaf->slots[index & TREE_MASK];
 		e = ld_acq(*slot);
 	}
-	rcu_tsan_release();
 	return e;
 }
 
@@ -599,7 +614,6 @@ bool pc__tree_tag_get(struct pc_tree *t, uint64_t index, int tag)
 
 	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
 	ret = tag_get(t, index, tag);
-	rcu_tsan_release();
 	return ret;
 }
 
@@ -632,7 +646,6 @@ bool pc__tree_tagged(struct pc_tree *t, int tag)
 
 	PC_ASSERT(tag >= 0 && tag < PC_TREE_TAGS);
 	ret = n && ld_tag(n, tag) != 0;
-	rcu_tsan_release();
 	return ret;
 }
 
@@ -702,7 +715,6 @@ static unsigned gang_walk(struct pc_tree *t, uint64_t first, struct gang *g)
 	if (root && g->max > 0 && first <= g->last &&
 	    first <= shift_maxindex(root->shift))
 		gang_node(g, root, 0, first);
-	rcu_tsan_release();
 	return g->nr;
 }
 

@@ -6,15 +6,18 @@
 #define PC_TREE_H
 
 #include "base.h"
+#include "ebr.h"
 
 /*
  * Items are pointers with the low bit clear (struct pc_page *) or value
  * entries with the low bit set (shadow entries of evicted pages).  Writers
  * (insert, store, delete, tag changes) hold the owner's tree lock.  Lookups
- * (lookup, gang lookups) may run concurrently with writers inside an RCU
- * read-side section (urcu-bp): they see each slot either before or after a
- * change; nodes are freed after a grace period.  Tags seen by RCU readers
- * may be stale; writers see them exact.
+ * (lookup, gang lookups) may run concurrently with writers inside a read
+ * section (pc__tree_read_lock: an epoch of the tree's reclamation domain,
+ * ebr.h, whose readers may be in any process): they see each slot either
+ * before or after a change; nodes are freed once no reader can hold them.
+ * Tags seen by readers may be stale; writers see them exact.  "RCU read
+ * section" below means such a section.
  */
 enum { PC_TAG_DIRTY, PC_TAG_WRITEBACK, PC_TAG_TOWRITE, PC_TREE_TAGS };
 
@@ -26,6 +29,7 @@ struct pc_tree {
 	uint64_t nr_values;		/* writer lock; value entries */
 	struct pc_arena *arena;		/* read-only: where nodes come from;
 					   NULL: malloc */
+	struct pc_ebr *ebr;		/* read-only: where they are retired */
 };
 
 static inline bool pc_tree_is_value(const void *item)
@@ -41,9 +45,28 @@ static inline uint64_t pc_tree_value(const void *item)
 	return (uint64_t)(uintptr_t)item >> 1;
 }
 
-void pc__tree_init(struct pc_tree *t);		/* nodes from malloc */
-/* Nodes from @arena (arena.h: huge pages), back there when freed. */
-void pc__tree_init_arena(struct pc_tree *t, struct pc_arena *arena);
+/* Nodes from malloc, retired into the process's own domain. */
+void pc__tree_init(struct pc_tree *t);
+/* Nodes from @arena (arena.h: huge pages; NULL: malloc), back there when
+ * freed; retired into @ebr, the domain of every tree of the cache. */
+void pc__tree_init_arena(struct pc_tree *t, struct pc_arena *arena,
+			 struct pc_ebr *ebr);
+/* A read section on @t's domain (sections of one domain nest). */
+static inline void pc__tree_read_lock(const struct pc_tree *t)
+{
+	pc__ebr_read_lock(t->ebr);
+}
+static inline void pc__tree_read_unlock(const struct pc_tree *t)
+{
+	pc__ebr_read_unlock(t->ebr);
+}
+/* Free the tree nodes retired into @e that no reader can hold now,
+ * without waiting (a writer does it every so often by itself); how many. */
+uint64_t pc__tree_reclaim(struct pc_ebr *e);
+/* Wait until every reader of @e in a section at the call has left,
+ * freeing all the tree nodes retired before it; not inside a section.
+ * How many. */
+uint64_t pc__tree_barrier(struct pc_ebr *e);
 /* Bytes of one node: what an arena for trees must hand out. */
 size_t pc__tree_node_size(void);
 /* Free every node at once: no reader or writer may be left. */

@@ -37,7 +37,6 @@
  * with nothing else held, one trim at a time (c->shadow_trim).
  */
 #include <stdlib.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 #include "node.h"
@@ -132,10 +131,10 @@ static uint64_t trim_mapping(struct pc_cache *c, struct pc_mapping *m,
 	for (;;) {
 		unsigned n, nstale = 0;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		n = pc__tree_gang(&m->tree, index, UINT64_MAX, items, idx,
 				  TRIM_GANG);
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 		if (!n)
 			break;
 		for (unsigned k = 0; k < n; k++) {

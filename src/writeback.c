@@ -80,7 +80,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 #include "backing.h"
@@ -401,9 +400,9 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 		int64_t size[GANG];	/* each page's, read under its lock */
 		unsigned n, np = 0;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		n = pc__tree_gang_tag(&m->tree, index, end, tag, items, idx, GANG);
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 		if (!n)
 			break;
 		/* Background: a mapping no one holds but us is being dropped. */
@@ -500,10 +499,10 @@ int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
 	while (index <= end) {
 		unsigned n;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		n = pc__tree_gang_tag(&m->tree, index, end, PC_TAG_WRITEBACK,
 				      items, idx, GANG);
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 		if (!n)
 			break;
 		for (unsigned k = 0; k < n; k++) {
@@ -516,10 +515,10 @@ int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
 			pc__put_page(c, p);
 		}
 		/* Waited pages lose the tag: look again from the first. */
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&m->tree);
 		n = pc__tree_gang_tag(&m->tree, index, end, PC_TAG_WRITEBACK,
 				      items, idx, 1);
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&m->tree);
 		if (n && idx[0] == index)
 			continue;
 		index = n ? idx[0] : end + 1;

@@ -23,7 +23,7 @@ fi
 echo "== static"
 cc -std=c11 -Wall -Wextra -Werror -o "$tmp/demo-static" "$top/tests/install_demo.c" \
 	$(pkg-config --cflags pagecache) "$tmp/prefix/lib/libpagecache.a" \
-	$(pkg-config --libs --static liburing liburcu-bp jansson) -lnuma -lpthread -lm
+	$(pkg-config --libs --static liburing jansson) -lnuma -lpthread -lm
 "$tmp/demo-static" "$tmp"
 echo "== man pages: pagecache(1), libpagecache(3)"
 for page in man1/pagecache.1 man3/libpagecache.3; do

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <urcu-bp.h>
 
 #include "internal.h"
 #include "util.h"
@@ -648,7 +647,7 @@ static void *reader_main(void *arg)
 		uint64_t first = cobj[i].index, prev = 0;
 		void *e;
 
-		urcu_bp_read_lock();
+		pc__tree_read_lock(&ctree);
 		e = pc__tree_lookup(&ctree, first);
 		CCHECK(!e || valid_at(e, first), "lookup %" PRIu64, first);
 		CCHECK(!permanent(i) || e == &cobj[i], "lost %u", i);
@@ -690,7 +689,7 @@ static void *reader_main(void *arg)
 			CCHECK(perm == C_DENSE / 8, "whole walk: %u permanent",
 			       perm);
 		}
-		urcu_bp_read_unlock();
+		pc__tree_read_unlock(&ctree);
 		atomic_fetch_add_explicit(&r->ops, 1, memory_order_relaxed);
 	}
 	return NULL;
@@ -825,6 +824,11 @@ int main(void)
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
-	urcu_bp_barrier();	/* let queued node frees run before exit */
+	{	/* let retired nodes go before exit (LeakSanitizer) */
+		struct pc_tree t;
+
+		pc__tree_init(&t);
+		pc__tree_barrier(t.ebr);
+	}
 	return rc;
 }
