@@ -278,8 +278,10 @@ int pc_invalidate(pc_file *f);
  * for NULL.
  *
  * pc_cache_sync_file - write the file @st describes back and wait (without
- * the device flush of pc_fsync).  Returns 0, -ENOENT if @c does not hold
- * it, -EINVAL for NULL, or a writeback error met now.
+ * the device flush of pc_fsync); an unlinked file too while it is open
+ * (descriptors on it still read it: a child's after fork or exec).
+ * Returns 0, -ENOENT if @c does not hold it, -EINVAL for NULL, or a
+ * writeback error met now.
  *
  * pc_cache_sync - the same for every file @c holds: when it returns,
  * everything written before the call is on the disk (in the device's

@@ -241,8 +241,11 @@ PC_EXPORT int pc_cache_sync_file(pc_cache *c, const struct stat *st)
 	m = pc__mapping_lookup(c, st->st_dev, st->st_ino);
 	if (!m)
 		return -ENOENT;
+	/* An unlinked file is still read through the descriptors open on it
+	 * (a child's after fork or exec, a dup on fd 0): only one no one has
+	 * open is dropped unwritten. */
 	pc__lock(&c->mappings_lock);
-	unlinked = m->unlinked;
+	unlinked = m->unlinked && m->nr_open == 0;
 	pc__unlock(&c->mappings_lock);
 	r = unlinked ? 0 : pc__mapping_sync(m);
 	pc__mapping_put(m);

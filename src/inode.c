@@ -648,7 +648,8 @@ PC_EXPORT int pc_cache_sync(pc_cache *c)
 	all = malloc((c->nr_mappings + 1) * sizeof(*all));
 	for (unsigned h = 0; all && h < c->hash_size; h++)
 		for (struct pc_mapping *m = c->hash[h]; m; m = m->hash_next)
-			if (!m->dead && !m->unlinked && pc__mapping_tryget(m))
+			if (!m->dead && (!m->unlinked || m->nr_open) &&
+			    pc__mapping_tryget(m))
 				all[n++] = m;
 	pc__unlock(&c->mappings_lock);
 	if (!all)

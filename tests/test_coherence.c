@@ -349,6 +349,44 @@ static void test_unlinked(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * An unlinked file still open is still read through its descriptors (a
+ * child's after fork or exec, a dup on fd 0: the kernel serves those), so
+ * pc_cache_sync and pc_cache_sync_file write it back while it is open;
+ * only at its last close are its pages dropped unwritten.
+ */
+static void test_unlinked_open_synced(void **state)
+{
+	const char *path = tu_path("heredoc");
+	char buf[20000], back[20000];
+	pc_cache *c;
+	pc_file *f;
+	struct stat st;
+	int kfd;
+
+	(void)state;
+	memset(buf, 'h', sizeof(buf));
+	assert_int_equal(pc_cache_create(&c, "memory=1M writeback.interval_ms=3600000"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	kfd = open(path, O_RDONLY);	/* as a child's inherited descriptor */
+	assert_true(kfd >= 0);
+	assert_int_equal(pc_pwrite(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(pc_cache_unlinked(c, &st), 0);
+	assert_int_equal(pread(kfd, back, sizeof(back), 0), 0);	/* not yet */
+	assert_int_equal(pc_cache_sync(c), 0);
+	assert_int_equal(pread(kfd, back, sizeof(back), 0), (ssize_t)sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	assert_int_equal(pc_pwrite(f, "x", 1, 0), 1);
+	assert_int_equal(pc_cache_sync_file(c, &st), 0);
+	assert_int_equal(pread(kfd, back, 1, 0), 1);
+	assert_int_equal(back[0], 'x');
+	assert_int_equal(pc_close(f), 0);
+	close(kfd);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 static void test_invalidate(void **state)
 {
 	const char *path = tu_path("inval");
@@ -439,6 +477,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stale_with_dirty),
 		cmocka_unit_test(test_stat_sync),
 		cmocka_unit_test(test_unlinked),
+		cmocka_unit_test(test_unlinked_open_synced),
 		cmocka_unit_test(test_invalidate),
 		cmocka_unit_test(test_fallocate),
 	};
