@@ -42,7 +42,8 @@ struct pc_tctx;
 	X(kswapd_contended_stall) \
 	X(writeback_requests) X(balance_dirty_pages_idle) \
 	X(writeback_backoff) X(writeback_lost) X(stale_opens) \
-	X(backing_fd_release) X(backing_fd_emfile) X(io_uring_fallback)
+	X(backing_fd_release) X(backing_fd_emfile) X(io_uring_fallback) \
+	X(writeback_requests_now)
 
 enum pc_vmstat_item {
 #define PC_VM_ENUM(n) PC_VM_##n,

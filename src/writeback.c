@@ -36,9 +36,10 @@
  *     one): the disk is never longer than a size the file had, even if
  *     the process dies before the next fsync.  A dirty page wholly past
  *     the size is being truncated: it is left to the truncation.
- *   - a data-integrity pass over at most WB_NOW_PAGES pages (the pages
- *     of an O_SYNC or O_DSYNC write) marks its requests now: its caller
- *     does them itself, since it waits for them right after;
+ *   - a data-integrity pass that finds fewer than WB_NOW_PAGES dirty
+ *     pages to write (an O_SYNC or O_DSYNC write's, a database's commit
+ *     of a few pages whatever the range asked) marks its requests now:
+ *     its caller does them itself, since it waits for them right after;
  *   - a writer of pages must never sleep while it holds pages under
  *     writeback that it has not submitted (whoever waits for them would
  *     wait for it): before every sleeping lock or writeback wait the run
@@ -153,9 +154,10 @@ struct wb_io {
 };
 
 /*
- * A data-integrity writeback of at most this many pages (an O_SYNC or
- * O_DSYNC write's pages) is done by its caller, who waits for it at once
- * (pc_io_req.now): no completion thread between the device and it.
+ * A data-integrity writeback of fewer than this many dirty pages (an
+ * O_SYNC or O_DSYNC write's, a commit's) is done by its caller, who waits
+ * for it at once (pc_io_req.now): no completion thread between the device
+ * and it.
  */
 #define WB_NOW_PAGES 16
 
@@ -282,6 +284,8 @@ static void wb_submit(struct wb_ctl *w)
 		return;
 	w->nreq = 0;
 	pc__add(c, 0, writeback_requests, n);
+	if (w->now)	/* the caller's own: no completion thread */
+		pc__add(c, 0, writeback_requests_now, n);
 	c->io_ops->submit(c->io, w->reqs, n);
 }
 
@@ -380,7 +384,7 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	int written = 0;
 
 	w.m = m;
-	w.now = sync && end - start < WB_NOW_PAGES;
+	w.now = false;
 	w.nr = w.nreq = 0;
 	/*
 	 * The tail's descriptor now, while a failure to get one may free
@@ -390,10 +394,15 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	    atomic_load(&m->nr_dirty))
 		(void)pc__backing_tail_fd(m, true);
 	if (sync) {
+		unsigned tagged;
+
 		pc__lock_counted(&m->tree_lock);
-		pc__tree_tag_range(&m->tree, start, end, PC_TAG_DIRTY,
-				   PC_TAG_TOWRITE, UINT32_MAX);
+		tagged = pc__tree_tag_range(&m->tree, start, end, PC_TAG_DIRTY,
+					    PC_TAG_TOWRITE, UINT32_MAX);
 		pc__unlock(&m->tree_lock);
+		/* Few pages to write (whatever the range: an fsync of a whole
+		 * file with three dirty pages): the caller does them. */
+		w.now = tagged < WB_NOW_PAGES;
 	}
 	while (index <= end) {
 		struct pc_page *pages[GANG];

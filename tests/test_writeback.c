@@ -257,18 +257,20 @@ static void test_request_sizes(void **state)
 	const char *path = tu_path("reqs");
 	struct pc_io_fault count = write_rule(0, 0, -1);	/* only counts */
 	pc_cache *c = mk("memory=64M io=fault");
-	uint64_t req0, out0;
+	uint64_t req0, now0, out0;
 	pc_file *f;
 
 	(void)state;
 	assert_int_equal(pc__io_fault_add(c->io, &count), 0);
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
-	/* 6 MiB, contiguous: six requests of 1 MiB. */
+	/* 6 MiB, contiguous: six requests of 1 MiB, to the ring. */
 	write_pat(f, 0, 6 * MIB, 5);
 	req0 = vm(c, "writeback_requests");
+	now0 = vm(c, "writeback_requests_now");
 	out0 = vm(c, "pgpgout");
 	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(vm(c, "writeback_requests") - req0, 6);
+	assert_int_equal(vm(c, "writeback_requests_now") - now0, 0);
 	assert_int_equal(pc__io_fault_hits(c->io), 6);
 	assert_int_equal(vm(c, "pgpgout") - out0, 6 * 1024);
 	check_disk(path, 0, 6 * MIB, 5);
@@ -293,6 +295,18 @@ static void test_request_sizes(void **state)
 	assert_int_equal(pc__io_fault_hits(c->io), 8);
 	for (int i = 0; i < 8; i++)
 		check_disk(path, (uint64_t)i * MIB, 3 * PAGE, 7);
+
+	/* A commit's few pages, whatever the range fsync asks for (the whole
+	 * file): written by the caller itself, no completion thread. */
+	write_pat(f, 2 * MIB, 3 * PAGE, 8);
+	write_pat(f, 5 * MIB, 2 * PAGE, 8);
+	req0 = vm(c, "writeback_requests");
+	now0 = vm(c, "writeback_requests_now");
+	assert_int_equal(pc_fdatasync(f), 0);
+	assert_int_equal(vm(c, "writeback_requests") - req0, 2);
+	assert_int_equal(vm(c, "writeback_requests_now") - now0, 2);
+	check_disk(path, 2 * MIB, 3 * PAGE, 8);
+	check_disk(path, 5 * MIB, 2 * PAGE, 8);
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
