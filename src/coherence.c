@@ -4,15 +4,16 @@
  * the kernel read or change a file behind the cache).
  *
  * What the cache last wrote or saw.  m->seen (disk_size_lock) is the
- * file's size, mtime and ctime on the disk as the cache last left it or
+ * file's size and mtime on the disk as the cache last left it or
  * found it: set when the mapping is made, and refreshed whenever the cache
  * changed the file itself: when its last write in flight completes
  * (writeback.c), at pc__mapping_sync, after truncation, fallocate and
  * invalidation (not at close: each of those recorded what it did).
  *
  * Close-to-open (NFS's model).  Every open of a mapping already in the
- * table compares the opener's fstat with m->seen (pc__revalidate).  A
- * difference means someone else changed the file:
+ * table compares the opener's fstat with m->seen (pc__revalidate): its
+ * size and mtime (not ctime: metadata alone moves it).  A difference means
+ * someone else changed the file:
  *   1. our dirty pages go to the disk first, the size taken as the larger
  *      of ours and the disk's, so that the other writer's appended bytes
  *      stay the file's (the disk is never longer than our size because of
@@ -56,7 +57,6 @@ void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st)
 {
 	m->seen.size = st->st_size;
 	m->seen.mtime = st->st_mtim;
-	m->seen.ctime = st->st_ctim;
 }
 
 void pc__seen_refresh_locked(struct pc_mapping *m)
@@ -74,13 +74,19 @@ void pc__seen_refresh(struct pc_mapping *m)
 	pc__unlock(&m->disk_size_lock);
 }
 
-/* disk_size_lock held. */
+/*
+ * disk_size_lock held.  Size and mtime: every change of the data moves
+ * them.  Not ctime: it moves with metadata alone too (a chown, a chmod, a
+ * link), and the program's own fchown of a file at each open - SQLite
+ * does it to every journal when run as root - would make each open drop
+ * the file's pages.  A data change that leaves both as they were (within
+ * one tick of the clock) would leave ctime so too.
+ */
 static bool seen_matches_locked(const struct pc_mapping *m,
 				const struct stat *st)
 {
 	return m->seen.size == st->st_size &&
-	       ts_equal(&m->seen.mtime, &st->st_mtim) &&
-	       ts_equal(&m->seen.ctime, &st->st_ctim);
+	       ts_equal(&m->seen.mtime, &st->st_mtim);
 }
 
 static bool has_dirty(struct pc_mapping *m)

@@ -90,7 +90,7 @@ struct pc_mapping {
 	struct pc_lock disk_size_lock;	/* ftruncate(fd), seen, fd changes */
 	struct {			/* disk_size_lock: the file on the disk */
 		int64_t size;		/* as the cache last wrote or saw it */
-		struct timespec mtime, ctime;	/* (coherence.c) */
+		struct timespec mtime;		/* (coherence.c) */
 	} seen;
 	/* readpage.c: pages [lo, hi) last found to be data on disk (SEEK_DATA),
 	   lo << 32 | hi; 0: none.  Atomic: read and written without a lock */
