@@ -6,6 +6,12 @@
  * PG_writeback at the end of writeback, and the PG_waiters bit.  Waits need
  * no cache: a struct pc_pagewait (one per cache, c->wait) and the pages.
  *
+ * Shared between processes (pc__pagewait_init_shared: the pagewait and the
+ * pages in memory every process maps, shm.h): the queue locks are
+ * process-shared and robust, the futexes are not FUTEX_PRIVATE, and the
+ * waiters are records of a pool in that memory, not on stacks another
+ * process cannot read.
+ *
  *   struct pc_pagewait                     waiters, each on its own
  *   ┌──────────────────────────────┐       thread's stack
  *   │ waiters_bit (policy, r/o)    │
@@ -72,8 +78,9 @@
  * marked DONE cannot miss the futex wake: it sleeps only with the word at
  * SLEEPING, and the waker's exchange to DONE precedes its FUTEX_WAKE.
  *
- * Lifetime: a waiter lives on its thread's stack; once it sees DONE it may
- * return and the stack is reused.  The waker reads nothing of it after its
+ * Lifetime: a waiter lives on its thread's stack (a shared pagewait's, on
+ * a record of its pool: see waiter_get); once it sees DONE it may return
+ * and the stack or the record is reused.  The waker reads nothing of it after its
  * store of DONE except to pass its address to FUTEX_WAKE, which at worst
  * wakes an unrelated futex sleeper at that address spuriously (every futex
  * user tolerates that; glibc's mutexes rely on the same).  Waiters that
@@ -93,6 +100,7 @@
  * sleep in lock_page or wait_on_page_bit.
  */
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -111,7 +119,60 @@ struct pc_waiter {
 	bool exclusive;			/* wants PG_locked handed to it */
 	_Atomic uint32_t state;		/* W_*; the futex word */
 	struct pc_link link;		/* on q->waiters: q->lock */
+	_Atomic uint32_t next_free;	/* shared pool: the next free record + 1 */
 };
+
+/* ------------------------------------------------------------------ */
+/* Waiter records: the waiter's stack, or the shared pool.             */
+
+/*
+ * A shared pagewait's waiters must be where every process can reach them:
+ * records of w->pool, taken and given back on a lock-free stack (its head
+ * is a version in the high half and 1 + the index of the first free
+ * record in the low half, so a record popped and pushed again between a
+ * reader's load and its compare-and-swap fails the swap: no ABA).  All
+ * taken: wait for one (a thread waits for one page at a time, so a pool
+ * with a record per thread never runs dry).
+ */
+static struct pc_waiter *waiter_get(struct pc_pagewait *w,
+				    struct pc_waiter *on_stack)
+{
+	uint64_t head, next;
+	struct pc_waiter *x;
+
+	if (!w->pool)
+		return on_stack;
+	for (;;) {
+		head = atomic_load_explicit(&w->pool_head, memory_order_acquire);
+		if ((uint32_t)head == 0) {
+			sched_yield();
+			continue;
+		}
+		x = &w->pool[(uint32_t)head - 1];
+		next = ((head >> 32) + 1) << 32 |
+		       atomic_load_explicit(&x->next_free, memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(
+			    &w->pool_head, &head, next, memory_order_acquire,
+			    memory_order_relaxed))
+			return x;
+	}
+}
+
+static void waiter_put(struct pc_pagewait *w, struct pc_waiter *x)
+{
+	uint64_t head, next;
+
+	if (!w->pool)
+		return;
+	head = atomic_load_explicit(&w->pool_head, memory_order_relaxed);
+	do {
+		atomic_store_explicit(&x->next_free, (uint32_t)head,
+				      memory_order_relaxed);
+		next = ((head >> 32) + 1) << 32 | (uint32_t)(x - w->pool + 1);
+	} while (!atomic_compare_exchange_weak_explicit(
+			 &w->pool_head, &head, next, memory_order_release,
+			 memory_order_relaxed));
+}
 
 static struct pc_waitq *page_waitq(struct pc_pagewait *w,
 				   const struct pc_page *p)
@@ -159,7 +220,7 @@ static void waiters_update_locked(struct pc_waitq *q, struct pc_page *p)
 /* ------------------------------------------------------------------ */
 /* Sleeping and waking one waiter.                                     */
 
-static void waiter_sleep(struct pc_waiter *me)
+static void waiter_sleep(struct pc_pagewait *w, struct pc_waiter *me)
 {
 	for (;;) {
 		uint32_t s = atomic_load_explicit(&me->state,
@@ -174,17 +235,19 @@ static void waiter_sleep(struct pc_waiter *me)
 			continue;	/* became DONE meanwhile */
 		/* Returns at once (EAGAIN) if the word is no longer SLEEPING;
 		 * EINTR and spurious wakes just go round again. */
-		syscall(SYS_futex, &me->state, FUTEX_WAIT_PRIVATE, W_SLEEPING,
+		syscall(SYS_futex, &me->state,
+			w->pool ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, W_SLEEPING,
 			NULL, NULL, 0);
 	}
 }
 
 /* The waiter was unlinked by the caller; after this it may be gone. */
-static void waiter_wake(struct pc_waiter *x)
+static void waiter_wake(struct pc_pagewait *w, struct pc_waiter *x)
 {
 	if (atomic_exchange_explicit(&x->state, W_DONE,
 				     memory_order_release) == W_SLEEPING)
-		syscall(SYS_futex, &x->state, FUTEX_WAKE_PRIVATE, 1, NULL,
+		syscall(SYS_futex, &x->state,
+			w->pool ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, 1, NULL,
 			NULL, 0);
 }
 
@@ -200,15 +263,18 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 				    int bit, bool exclusive)
 {
 	struct pc_waitq *q = page_waitq(w, p);
-	struct pc_waiter me = { .page = p, .bit = bit, .exclusive = exclusive };
+	struct pc_waiter on_stack, *me = waiter_get(w, &on_stack);
 	bool done;
 
 	PC_ASSERT(!exclusive || bit == PG_locked);
+	me->page = p;
+	me->bit = bit;
+	me->exclusive = exclusive;
 	for (;;) {
-		atomic_store_explicit(&me.state, W_WAITING,
+		atomic_store_explicit(&me->state, W_WAITING,
 				      memory_order_relaxed);
 		pc__lock(&q->lock);
-		waitq_add_tail_locked(q, &me);
+		waitq_add_tail_locked(q, me);
 		page_set(p, PG_waiters);
 		/* The re-check, after PG_waiters is visible in the word. */
 		if (exclusive)
@@ -216,18 +282,19 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 		else
 			done = !page_test(p, bit);
 		if (done) {
-			waitq_del_locked(q, &me);
+			waitq_del_locked(q, me);
 			waiters_update_locked(q, p);
 		}
 		pc__unlock(&q->lock);
 		if (done)
-			return;
+			break;
 
-		waiter_sleep(&me);
+		waiter_sleep(w, me);
 		if (exclusive || bit == PG_locked || !page_test(p, bit))
-			return;
+			break;
 		/* Writeback started again before we ran: wait for it too. */
 	}
+	waiter_put(w, me);
 }
 
 /*
@@ -274,7 +341,7 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 
 	for (l = wake.head; l; l = next) {
 		next = l->next;	/* read before DONE: the waiter may vanish after */
-		waiter_wake(waiter_of(l));
+		waiter_wake(w, waiter_of(l));
 	}
 }
 
@@ -284,6 +351,9 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
 {
 	w->waiters_bit = waiters_bit;
+	w->pool = NULL;
+	w->pool_n = 0;
+	atomic_init(&w->pool_head, 0);
 	for (unsigned i = 0; i < PC_NR_WAITQ; i++) {
 		struct pc_waitq *q = &w->q[i];
 
@@ -292,6 +362,24 @@ void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit)
 		atomic_init(&q->lookups, 0);
 		atomic_init(&q->wakeups, 0);
 	}
+}
+
+size_t pc__pagewait_waiter_size(void)
+{
+	return sizeof(struct pc_waiter);
+}
+
+void pc__pagewait_init_shared(struct pc_pagewait *w, bool waiters_bit,
+			      void *pool, unsigned n, _Atomic int *broken)
+{
+	pc__pagewait_init(w, waiters_bit);
+	for (unsigned i = 0; i < PC_NR_WAITQ; i++)
+		pc__lock_init_shared(&w->q[i].lock, PC_RANK_WAITQ, broken);
+	w->pool = pool;
+	w->pool_n = n;
+	for (unsigned i = 0; i < n; i++)	/* record i links to i + 1 */
+		atomic_init(&w->pool[i].next_free, i + 1 < n ? i + 2 : 0);
+	atomic_store(&w->pool_head, n ? 1 : 0);
 }
 
 /* No thread may be waiting any more. */

@@ -30,10 +30,22 @@ struct pc_waitq {
 
 struct pc_pagewait {
 	bool waiters_bit;	/* read-only after init */
+	struct pc_waiter *pool;	/* read-only: shared waiters; NULL: stacks */
+	uint32_t pool_n;	/* read-only */
+	_Atomic uint64_t pool_head;	/* version << 32 | 1 + first free */
 	struct pc_waitq q[PC_NR_WAITQ];
 };
 
 void pc__pagewait_init(struct pc_pagewait *w, bool waiters_bit);
+/*
+ * A pagewait that processes share: @w, its pages and @pool (@n records of
+ * pc__pagewait_waiter_size() bytes: one per thread that may wait at once,
+ * in every process) in memory they all map at one address (shm.h); the
+ * queue locks record a dead holder in @broken.
+ */
+void pc__pagewait_init_shared(struct pc_pagewait *w, bool waiters_bit,
+			      void *pool, unsigned n, _Atomic int *broken);
+size_t pc__pagewait_waiter_size(void);
 void pc__pagewait_fini(struct pc_pagewait *w);
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p);
 bool pc__trylock_page(struct pc_page *p);

@@ -18,7 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "internal.h"
+#include "shm.h"
 #include "util.h"
 
 #define NR_PAGES 4096
@@ -632,6 +636,117 @@ static void test_writeback_stress(void **state)
 		assert_int_equal(flags_of(&pages[i]), 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* A pagewait shared between processes (pc__pagewait_init_shared).      */
+
+#define XP_PAGES 4
+#define XP_OPS 3000
+
+struct xp {				/* all of it in the shared region */
+	struct pc_pagewait w;
+	struct pc_page page[XP_PAGES + 1];	/* the last: the writeback case */
+	uint64_t count[XP_PAGES];	/* each under its page's lock */
+	_Atomic uint64_t overlap;	/* two holders of one page lock seen */
+};
+
+struct xp_arg {
+	struct xp *x;
+	uint64_t seed;
+	pthread_t t;
+};
+
+static void *xp_locker(void *arg)
+{
+	struct xp_arg *a = arg;
+	uint64_t rs = a->seed;
+
+	for (int i = 0; i < XP_OPS; i++) {
+		unsigned k = (unsigned)(tu_rand(&rs) % XP_PAGES);
+		uint64_t v;
+
+		pc__lock_page(&a->x->w, &a->x->page[k]);
+		v = a->x->count[k];
+		if (i % 7 == 0)
+			sched_yield();	/* others queue up meanwhile */
+		if (a->x->count[k] != v)
+			atomic_fetch_add(&a->x->overlap, 1);
+		a->x->count[k] = v + 1;
+		pc__unlock_page(&a->x->w, &a->x->page[k]);
+	}
+	return NULL;
+}
+
+/*
+ * 3 processes x 2 threads take and hand over the locks of 4 pages that
+ * live, with the queues and the waiters' records, in one shared region:
+ * every increment made under a page lock is there at the end, and no two
+ * holders ever overlapped.  Then a process sleeps on PG_writeback of a
+ * page another process ends.
+ */
+static void test_processes(void **state)
+{
+	uint64_t seed = tu_seed("pagewait processes");
+	struct pc_shm *s;
+	struct xp *x;
+	void *pool;
+	pid_t pid[3];
+	uint64_t sum = 0;
+	int status;
+
+	(void)state;
+	assert_int_equal(pc__shm_create(&s, NULL, 16 << 20), 0);
+	x = pc__shm_alloc(s, sizeof(*x));
+	pool = pc__shm_alloc(s, 8 * pc__pagewait_waiter_size());
+	assert_non_null(x);
+	assert_non_null(pool);
+	pc__pagewait_init_shared(&x->w, true, pool, 8, pc__shm_broken_flag(s));
+	fflush(stdout);
+	for (unsigned p = 0; p < 3; p++) {
+		pid[p] = fork();
+		assert_true(pid[p] >= 0);
+		if (pid[p] == 0) {
+			struct xp_arg a[2];
+
+			for (int i = 0; i < 2; i++) {
+				a[i].x = x;
+				a[i].seed = seed + p * 2 + (uint64_t)i;
+				pthread_create(&a[i].t, NULL, xp_locker, &a[i]);
+			}
+			for (int i = 0; i < 2; i++)
+				pthread_join(a[i].t, NULL);
+			_exit(0);
+		}
+	}
+	for (unsigned p = 0; p < 3; p++) {
+		assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	for (int k = 0; k < XP_PAGES; k++) {
+		sum += x->count[k];
+		assert_int_equal(flags_of(&x->page[k]), 0);
+	}
+	assert_int_equal(sum, 3 * 2 * XP_OPS);
+	assert_int_equal(atomic_load(&x->overlap), 0);
+	printf("cross-process wake-ups: %" PRIu64 "\n",
+	       pc__pagewait_wakeups(&x->w));
+
+	/* PG_writeback set here, waited for in a child, ended here. */
+	page_set(&x->page[XP_PAGES], PG_writeback);
+	fflush(stdout);
+	pid[0] = fork();
+	assert_true(pid[0] >= 0);
+	if (pid[0] == 0) {
+		pc__wait_on_page_bit(&x->w, &x->page[XP_PAGES], PG_writeback);
+		_exit(page_test(&x->page[XP_PAGES], PG_writeback) ? 1 : 0);
+	}
+	wait_for_waiter(&x->page[XP_PAGES]);
+	pc__end_page_writeback_bit(&x->w, &x->page[XP_PAGES]);
+	assert_int_equal(waitpid(pid[0], &status, 0), pid[0]);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_false(pc__shm_broken(s));
+	pc__shm_detach(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -646,6 +761,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mutex, setup_nobit, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_queue, setup_nobit, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_queue_stress, setup_nobit, teardown),
+		cmocka_unit_test(test_processes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
