@@ -24,8 +24,9 @@
  * Objects are 64-byte aligned and sized in whole lines (the reservation
  * starts on a 2 MiB boundary), so a tree node's slots start a line.
  *
- * Locks: `lock` (a leaf: taken under a mapping's tree lock, and by the
- * RCU callback thread; nothing is taken under it) protects next, free
+ * Locks: `lock` (a leaf: taken under a mapping's tree lock, and by
+ * whoever frees retired tree nodes, tree.c; nothing is taken under it)
+ * protects next, free
  * and overflow; base, size, obj_size, map and map_len are read-only after
  * create.
  */

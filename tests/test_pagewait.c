@@ -9,7 +9,9 @@
  * count what went wrong instead, for the main thread to check: it waits
  * for every one of them at each round.  The stress tests print their
  * seed (PC_SEED=N replays the choice of pages); a lost wake-up shows as a
- * hang, which the runner's timeout turns into a failure.
+ * hang, which the runner's timeout turns into a failure.  Last, a pagewait
+ * and its pages in a region shared by forked processes (shm.h): page locks
+ * handed over between processes, a writeback bit waited for across them.
  */
 #include <inttypes.h>
 #include <pthread.h>
