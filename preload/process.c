@@ -10,7 +10,8 @@
  * fork handlers - after the library registered its own in
  * pc_cache_create, so ours run first in the parent (prepare handlers run
  * in reverse order): our prepare writes back through a library that must
- * still take its locks.
+ * still take its locks.  Under PAGECACHE_LIVE it also starts publishing
+ * the counters (stats.c).
  *
  * Kernel files.  A struct shim_kfile stands for a file the kernel serves:
  * while it has references (handed-off fds, stdio streams) or is permanent
@@ -142,6 +143,7 @@ static pc_cache *cache_make_locked(void)
 		return NULL;
 	}
 	atomic_store_explicit(&shim_cache, c, memory_order_release);
+	shim_live_start(c);
 	if (!atexit_registered) {
 		atexit(exit_hook);
 		atexit_registered = true;

@@ -37,7 +37,7 @@
  *   handoff.c  the cases the cache cannot serve: mmap, stdio, ioctl,
  *              fork/spawn/exec/exit, dlopen
  *   process.c  the process's cache, its configuration, exit and fork flows
- *   stats.c    counters and the --stats file
+ *   stats.c    counters, the --stats file, the live record (live.h)
  *   real.c     the functions behind ours, found lazily with dlsym(RTLD_NEXT)
  *   syms.h     every interposed function: name, signature, kind of wrapper
  *
@@ -356,6 +356,9 @@ void shim_count(enum shim_counter c, uint64_t d);
 /* Add this process's counters since the last flush to the stats file. */
 void shim_stats_flush(bool exiting);
 void shim_stats_reset(void);	/* fork: the child starts from zero */
+/* The cache @c is made: publish its counters live under PAGECACHE_LIVE
+ * (live.h); files_lock held.  Unpublished by shim_stats_flush. */
+void shim_live_start(pc_cache *c);
 
 /* ------------------------------------------------------------------ */
 /* Helpers shared by the interposers. */

@@ -17,12 +17,36 @@
  * counted leaves the file alone; `pagecache exec` empties it before it
  * runs the program.  The file is opened with shim_internal set: the cache
  * never caches its own stats.
+ *
+ * The live record (PAGECACHE_LIVE=DIR; its format and contract: live.h):
+ * while the program runs, each process that made a cache publishes its
+ * counters in DIR/<pid>, a small file it maps shared, so that a sampler
+ * (pagecache bench) can sum them over the program's processes at any
+ * moment.  It is made with the cache (shim_live_start, from process.c,
+ * under files_lock), and a publisher thread of ours, all signals blocked,
+ * rewrites it in place every PC_LIVE_TICK_MS: the page gauges each tick,
+ * every counter each PC_LIVE_ALL_TICKS (reading the counters pulls the
+ * lines the program's threads count on; the gauges are a few).  The
+ * program's calls do nothing more: pc_vmstat reads the cache's counters
+ * with atomic loads, and the thread runs no signal handler.  The file is
+ * unlinked before an exec and at exit (shim_stats_flush), the mapping
+ * kept (the thread may be writing; exec or exit ends both).  A fork's
+ * child has no publisher (threads stay in the parent): it drops the
+ * inherited mapping, and publishes its own at its first cache.  A failed
+ * exec leaves the process unpublished.  @live is written by the thread
+ * making the cache (once, files_lock) before the publisher starts, and in
+ * the child of a fork; the publisher only writes the mapping.
  */
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "live.h"
 #include "shim.h"
 
 #define SHARDS 32
@@ -63,8 +87,11 @@ static uint64_t counter_sum(enum shim_counter c)
 	return sum;
 }
 
+static void live_reset(void);
+
 void shim_stats_reset(void)
 {
+	live_reset();
 	for (int s = 0; s < SHARDS; s++)
 		for (int c = 0; c < SHIM_NR_COUNTERS; c++)
 			atomic_store(&shards[s].v[c], 0);
@@ -198,12 +225,166 @@ static bool deltas(struct lines *add, bool exiting)
 	return any || (exiting && c);
 }
 
+/* ------------------------------------------------------------------ */
+/* The live record (PAGECACHE_LIVE=DIR).                               */
+
+static const char *const live_gauges[] = { PC_LIVE_GAUGES };
+#define NR_GAUGES (sizeof(live_gauges) / sizeof(live_gauges[0]))
+
+static struct {
+	struct pc_live *rec;		/* mapped; NULL: none */
+	size_t len;
+	pid_t pid;			/* who mapped it */
+	pc_cache *cache;
+	unsigned nr_vmstat;		/* rec->c[0 .. nr_vmstat): pc_vmstat's */
+	unsigned gauge[NR_GAUGES];	/* their indexes in rec->c */
+	unsigned nr_gauges;
+	char path[PATH_MAX];		/* "": unlinked */
+} live;
+
+static void live_set(unsigned i)
+{
+	uint64_t v = 0;
+
+	if (i < live.nr_vmstat)
+		pc_vmstat(live.cache, live.rec->c[i].name, &v);
+	else
+		v = counter_sum((enum shim_counter)(i - live.nr_vmstat));
+	__atomic_store_n(&live.rec->c[i].value, v, __ATOMIC_RELAXED);
+}
+
+/* One update, in place, inside the odd-seq window. */
+static void live_update(bool all)
+{
+	struct pc_live *rec = live.rec;
+	uint64_t seq = __atomic_load_n(&rec->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&rec->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (all)
+		for (unsigned i = 0; i < rec->nr; i++)
+			live_set(i);
+	else
+		for (unsigned g = 0; g < live.nr_gauges; g++)
+			live_set(live.gauge[g]);
+	__atomic_store_n(&rec->ticks, rec->ticks + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+static void *live_main(void *arg)
+{
+	(void)arg;
+	for (uint64_t tick = 1;; tick++) {
+		struct timespec ts = { 0, PC_LIVE_TICK_MS * 1000000L };
+
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		live_update(tick % PC_LIVE_ALL_TICKS == 0);
+	}
+	return NULL;
+}
+
+/* The record's names, then its magic: a reader sees it whole or not. */
+static void live_fill(struct pc_live *rec, unsigned nr)
+{
+	rec->nr = nr;
+	rec->pid = (uint32_t)getpid();
+	for (unsigned i = 0; i < nr; i++)
+		snprintf(rec->c[i].name, sizeof(rec->c[i].name), "%s",
+			 i < live.nr_vmstat ? pc_vmstat_name(i)
+					    : counter_names[i - live.nr_vmstat]);
+	live.nr_gauges = 0;
+	for (unsigned g = 0; g < NR_GAUGES; g++)
+		for (unsigned i = 0; i < live.nr_vmstat; i++)
+			if (!strcmp(rec->c[i].name, live_gauges[g]))
+				live.gauge[live.nr_gauges++] = i;
+}
+
+void shim_live_start(pc_cache *c)
+{
+	const char *dir = getenv("PAGECACHE_LIVE");
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t tid;
+	unsigned nr = 0;
+	void *map;
+	int fd, err;
+
+	if (!dir || !*dir || live.rec)
+		return;
+	while (pc_vmstat_name(nr))
+		nr++;
+	live.nr_vmstat = nr;
+	nr += SHIM_NR_COUNTERS;
+	live.len = (sizeof(struct pc_live) + nr * sizeof(struct pc_live_counter)
+		    + 4095) & ~(size_t)4095;
+	if (snprintf(live.path, sizeof(live.path), "%s/%d", dir,
+		     (int)getpid()) >= (int)sizeof(live.path))
+		goto fail;
+	shim_internal++;
+	fd = REAL(open)(live.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	map = MAP_FAILED;
+	if (fd >= 0 && REAL(ftruncate)(fd, (off_t)live.len) == 0)
+		map = REAL(mmap)(NULL, live.len, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		REAL(close)(fd);
+	shim_internal--;
+	if (map == MAP_FAILED)
+		goto unlink;
+	live.rec = map;
+	live.pid = getpid();
+	live.cache = c;
+	live_fill(live.rec, nr);
+	live_update(true);
+	memcpy(live.rec->magic + 1, PC_LIVE_MAGIC + 1, sizeof(PC_LIVE_MAGIC) - 1);
+	__atomic_store_n(&live.rec->magic[0], PC_LIVE_MAGIC[0], __ATOMIC_RELEASE);
+	/* the publisher takes none of the program's signals */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	err = pthread_create(&tid, &attr, live_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err) {
+		pthread_setname_np(tid, "pagecache-live");
+		return;
+	}
+unlink:
+	shim_internal++;
+	REAL(unlink)(live.path);
+	shim_internal--;
+fail:
+	live.path[0] = 0;	/* live.rec, if mapped, stays: never updated */
+}
+
+/* Exit or exec: the file goes, the mapping stays (see the top). */
+static void live_unpublish(void)
+{
+	if (!live.path[0] || live.pid != getpid())
+		return;
+	shim_internal++;
+	REAL(unlink)(live.path);
+	shim_internal--;
+	live.path[0] = 0;
+}
+
+/* The child of a fork: the parent's record is the parent's. */
+static void live_reset(void)
+{
+	if (live.rec && live.pid != getpid())
+		munmap(live.rec, live.len);
+	memset(&live, 0, sizeof(live));
+}
+
 void shim_stats_flush(bool exiting)
 {
 	const char *path = getenv("PAGECACHE_STATS");
 	struct lines file = { NULL, 0, 0 }, add = { NULL, 0, 0 };
 	int fd, saved = errno;
 
+	live_unpublish();
 	if (!path || !*path)
 		return;
 	shim_internal++;

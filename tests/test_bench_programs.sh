@@ -12,6 +12,9 @@
 #      (the fair budget), both in the kernel's "fair_budget"; direct runs fio
 #      (direct=1) and is n/a for the others (the list's engines say which),
 #      dontcache n/a for all;
+#      pagecache's samples (the live counters its processes publish,
+#      preload/live.h) have page counts: some sample has inactive or
+#      active pages, so report.html draws them beside the kernel's cgroup;
 #   2. with the kernel engine alone the peak RSS is measured first all
 #      the same;
 #   3. a program that is not installed makes its workload n/a, saying how
@@ -95,6 +98,12 @@ for wl, (headline, served) in listed.items():
     say(used, "%s: the program's files went through its cache (managed_opens %s, "
         "pgpgin %s, nr_dirtied %s)" % (wl, vm.get("managed_opens"), vm.get("pgpgin"),
                                        vm.get("nr_dirtied")))
+    sm = pc["reps"][0]["samples"]
+    pages = [a + b for a, b in zip(sm.get("inactive", []), sm.get("active", []))]
+    say(len(sm["t"]) > 0 and len(pages) == len(sm["t"]) and max(pages + [0]) > 0 and
+        all(x >= 0 for x in sm["t"]),
+        "%s: pagecache's samples have page counts (%d samples, most inactive+active %d)" %
+        (wl, len(sm["t"]), max(pages + [0])))
     peak = int(pc["reps"][0]["metrics"]["peak-rss-MiB"] * (1 << 20))
     par = k.get("fair_budget", {})
     fair = (abs(par.get("pagecache_peak_rss", 0) - peak) <= 1 and

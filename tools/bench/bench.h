@@ -88,6 +88,8 @@ enum {
 	PCB_NR_SAMPLES
 };
 extern const char *const pcb_sample_names[PCB_NR_SAMPLES];
+/* The pc_vmstat counters of those samples (engine_pc.c; program.c). */
+extern const char *const pcb_pc_sample_counters[PCB_NR_SAMPLES];
 
 struct pcb_file;
 struct pcb_run;
@@ -129,6 +131,8 @@ struct pcb_engine_ops {
 	int (*thread_set_node)(struct pcb_run *r, int node);
 	/* every counter of the engine, name -> integer */
 	json_t *(*vmstat)(struct pcb_run *r);
+	/* the page counts now (the sampler thread); 0, -EAGAIN: none at
+	 * this moment, or another -errno: none to sample at all */
 	int (*sample)(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES]);
 };
 

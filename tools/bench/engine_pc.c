@@ -193,15 +193,15 @@ static json_t *pcx_vmstat(struct pcb_run *r)
 	return o;
 }
 
+const char *const pcb_pc_sample_counters[PCB_NR_SAMPLES] = {
+	"nr_free_pages", "nr_inactive_file", "nr_active_file",
+	"nr_dirty", "nr_writeback"
+};
+
 static int pcx_sample(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES])
 {
-	static const char *const names[PCB_NR_SAMPLES] = {
-		"nr_free_pages", "nr_inactive_file", "nr_active_file",
-		"nr_dirty", "nr_writeback"
-	};
-
 	for (int i = 0; i < PCB_NR_SAMPLES; i++)
-		if (pc_vmstat(r->eng, names[i], &v[i]) < 0)
+		if (pc_vmstat(r->eng, pcb_pc_sample_counters[i], &v[i]) < 0)
 			v[i] = 0;
 	return 0;
 }

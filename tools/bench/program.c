@@ -14,7 +14,11 @@
  *               program's regular files go through a pc_cache in its own
  *               process.  The engine here is pcb_engine_exec: no cache in
  *               the repetition, its counters are those of FILE, read when
- *               the program has exited.
+ *               the program has exited; its samples are the live records
+ *               (preload/live.h) the program's processes publish in the
+ *               repetition's folder "pagecache-live/" (PAGECACHE_LIVE, in
+ *               the program's environment), summed over them: so its page
+ *               counts lie on the same time axis as the kernel's cgroup's.
  *   kernel      the program itself, moved into the memory cgroup between
  *   direct      fork and exec (only the program is charged: not the
  *               repetition that watches it).  direct: the program asked
@@ -42,9 +46,10 @@
  * Everything here runs in the repetition's main thread, while its sampler
  * thread runs: so the child does nothing between fork and exec but
  * async-signal-safe system calls (its signals, cgroup, dup2, chdir,
- * execv, _exit); the program's path, the command line and the messages
- * are made before the fork (struct child_plan).
+ * execve, _exit); the program's path, the command line, its environment
+ * and the messages are made before the fork (struct child_plan).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -61,6 +66,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "../../preload/live.h"
 
 #define KILL_AFTER_NS	(10 * 1000000000ull)	/* SIGINT, then SIGKILL */
 #define POLL_NS		(20 * 1000000ull)
@@ -70,14 +76,26 @@
 
 struct exec_eng {
 	json_t *stats;		/* every counter of the programs run so far */
+	char live[1100];	/* PAGECACHE_LIVE: the programs' records */
 };
 
 static int exec_start(struct pcb_run *r)
 {
 	struct exec_eng *e = calloc(1, sizeof(*e));
+	char abs[PATH_MAX];
+	int err;
 
 	if (!e)
 		return -ENOMEM;
+	/* absolute: the program's processes may change directory */
+	pcb_path(r, e->live, sizeof(e->live), "pagecache-live");
+	if ((err = pcb_mkdir(e->live)) < 0 || !realpath(e->live, abs)) {
+		err = pcb_fail(r, err < 0 ? err : -errno, "cannot make %s",
+			       e->live);
+		free(e);
+		return err;
+	}
+	pcb_fmt(e->live, sizeof(e->live), "%s", abs);
 	e->stats = json_object();
 	r->eng = e;
 	return 0;
@@ -88,6 +106,7 @@ static int exec_stop(struct pcb_run *r)
 	struct exec_eng *e = r->eng;
 
 	if (e) {
+		pcb_rmtree(e->live);	/* records of processes killed */
 		json_decref(e->stats);
 		free(e);
 	}
@@ -102,12 +121,67 @@ static json_t *exec_vmstat(struct pcb_run *r)
 	return json_deep_copy(e->stats);
 }
 
-/* The cache lives in the program's process: nothing to sample live. */
+#define LIVE_MAX	(64 << 10)	/* a record's most bytes we read */
+
+/* One process's record @fd into @rec (LIVE_MAX bytes): whole, its magic
+ * and pid right, the pid alive (a killed process leaves its file). */
+static bool live_read(int fd, const char *name, struct pc_live *rec)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		ssize_t n = pread(fd, rec, LIVE_MAX, 0);
+		uint64_t seq;
+		size_t need;
+
+		if (n < (ssize_t)sizeof(*rec) ||
+		    memcmp(rec->magic, PC_LIVE_MAGIC, sizeof(rec->magic)))
+			return false;
+		need = sizeof(*rec) + (size_t)rec->nr * sizeof(rec->c[0]);
+		if ((size_t)n < need || rec->pid != strtoul(name, NULL, 10) ||
+		    (kill((pid_t)rec->pid, 0) < 0 && errno == ESRCH))
+			return false;
+		/* the values were copied after rec->seq: the same seq, even,
+		 * read again after them, and none was written in between */
+		if (pread(fd, &seq, sizeof(seq), offsetof(struct pc_live, seq)) ==
+		    (ssize_t)sizeof(seq) && seq == rec->seq && !(seq & 1))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The program's page counts now: the live records summed.  -EAGAIN when
+ * there is none (the program has not made its cache yet, or has exited):
+ * the sampler skips the moment rather than draw an empty cache.  Runs in
+ * the sampler thread.
+ */
 static int exec_sample(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES])
 {
-	(void)r;
-	(void)v;
-	return -EOPNOTSUPP;
+	struct exec_eng *e = r->eng;
+	struct pc_live *rec = malloc(LIVE_MAX);
+	DIR *d = rec ? opendir(e->live) : NULL;
+	struct dirent *de;
+	int found = 0;
+
+	while (d && (de = readdir(d))) {
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (live_read(fd, de->d_name, rec)) {
+			for (uint32_t i = 0; i < rec->nr; i++)
+				for (int k = 0; k < PCB_NR_SAMPLES; k++)
+					if (!strncmp(rec->c[i].name, pcb_pc_sample_counters[k],
+						     sizeof(rec->c[i].name)))
+						v[k] += rec->c[i].value;
+			found++;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	free(rec);
+	return found ? 0 : -EAGAIN;
 }
 
 const struct pcb_engine_ops pcb_engine_exec = {
@@ -244,6 +318,7 @@ static int open_in(const char *path, int flags)
  */
 struct child_plan {
 	char *const *argv;
+	char **envp;			/* environ, or ours plus PAGECACHE_LIVE */
 	char path[PATH_MAX];		/* argv[0] found on PATH, or "" */
 	const char *dir;		/* its working directory */
 	char procs[600];		/* the cgroup's cgroup.procs, or "" */
@@ -289,7 +364,7 @@ static void __attribute__((noreturn)) child(const struct child_plan *c)
 	if (chdir(c->dir) < 0)
 		_exit(126);
 	if (c->path[0])
-		execv(c->path, c->argv);
+		execve(c->path, c->argv, c->envp);
 	else
 		errno = ENOENT;
 	child_say(2, c->no_run, errno);
@@ -339,6 +414,26 @@ static char **command(const struct pcb_run *r, struct pcb_prog *p,
 	return argv;
 }
 
+/* environ with PAGECACHE_LIVE=@dir (malloc'd, the strings environ's but
+ * @var); NULL if out of memory. */
+static char **live_env(const char *dir, char *var, size_t len)
+{
+	size_t n = 0, k = 0;
+	char **envp;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof(*envp));
+	if (!envp)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "PAGECACHE_LIVE=", 15))
+			envp[k++] = environ[i];
+	pcb_fmt(var, len, "PAGECACHE_LIVE=%s", dir);
+	envp[k] = var;
+	return envp;
+}
+
 /* The last line of a file, for a message (at most @len - 1 bytes). */
 static void last_line(const char *path, char *buf, size_t len)
 {
@@ -359,6 +454,8 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 {
 	char *pairs = strdup(r->config ? r->config : ""), **argv = NULL;
 	static struct child_plan plan;	/* large: not on the stack */
+	static char live_var[1200];
+	char **envp = NULL;
 	int in = -1, out = -1, errf = -1, err = 0;
 	uint64_t t0, sent = 0;
 	struct rusage ru;
@@ -383,6 +480,14 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 		goto out;
 	}
 	plan.argv = argv;
+	plan.envp = environ;
+	if (p->mode == PCB_PROG_PAGECACHE &&
+	    !(plan.envp = envp = live_env(((struct exec_eng *)r->eng)->live,
+					  live_var, sizeof(live_var)))) {
+		err = pcb_fail(r, -ENOMEM, "cannot build %s's environment",
+			       p->name);
+		goto out;
+	}
 	find_program(argv[0], plan.path, sizeof(plan.path));
 	plan.dir = r->dir;
 	plan.procs[0] = 0;
@@ -466,6 +571,7 @@ out:
 		close(out);
 	if (errf >= 0)
 		close(errf);
+	free(envp);
 	free(argv);
 	free(pairs);
 	return err;

@@ -141,14 +141,20 @@ static void sample_thin(struct sampler *s)
 	s->interval *= 2;
 }
 
-/* False when the engine has no counters to sample (the limit engine). */
+/* False when the engine has no counters to sample (the limit engine).
+ * -EAGAIN from the engine: none at this moment (a program that has not
+ * published its counters yet, program.c), no sample, try again. */
 static bool sample_once(struct sampler *s, bool last)
 {
 	uint64_t v[PCB_NR_SAMPLES] = { 0 };
 	uint64_t now;
+	int err;
 
 	now = pcb_now_ns();
-	if (s->r->ops->sample(s->r, v) < 0)
+	err = s->r->ops->sample(s->r, v);
+	if (err == -EAGAIN)
+		return true;
+	if (err < 0)
 		return s->n > 0;
 	if (last && s->n &&
 	    now - s->t0 < (uint64_t)(s->t[s->n - 1] * 1e9) + SAMPLE_GAP_NS)

@@ -503,9 +503,12 @@ static void put_counter_plot(FILE *f, const char *block)
 	fputc('\n', f);
 }
 
+/* Where an engine's samples come from (tools/bench/README.md): a program
+ * under pagecache publishes them live from each of its processes. */
 static const char *counters_source(const char *engine)
 {
-	return !strcmp(engine, "pagecache") ? "its own counters (pc_vmstat)" :
+	return !strcmp(engine, "pagecache") ?
+	       "its own counters (pc_vmstat, summed over its processes)" :
 	       "its memory cgroup (memory.stat)";
 }
 
