@@ -18,7 +18,11 @@
 #   2. with the kernel engine alone the peak RSS is measured first all
 #      the same;
 #   3. a program that is not installed makes its workload n/a, saying how
-#      to install it.
+#      to install it;
+#   4. --profile on a program workload profiles the program: samples of
+#      its processes, the repetition's own left out, user-space symbols
+#      (the program's, libc's, the shim's) among the top (skipped, saying
+#      so, where perf cannot record).
 #
 # Exit 0 pass, 1 fail, 77 skip (no python3, or fio, db_bench or sqlite3
 # missing: scripts/deps.sh installs them).
@@ -144,6 +148,30 @@ if [ "$rc" -eq 0 ] && [[ "$got" == "n/a | sqlite3 is not installed: scripts/deps
 	echo "ok   missing sqlite3: $got"
 else
 	echo "FAIL missing sqlite3: exit $rc, $got"; sed 's/^/    /' "$tmp/missing.log"; failed=1
+fi
+
+echo "== --profile on a program workload: the program's samples"
+if ! perf record -e cpu-clock -q -o "$tmp/probe.data" -- true >/dev/null 2>&1; then
+	echo "   skipped: perf cannot record here (not installed, or refused), so the profile is not checked"
+else
+	"$bin" bench --workload fio-randread --engine pagecache --budget 8M --reps 1 --duration 1 \
+		--profile --dir "$tmp/files" --out "$tmp/prof" >"$tmp/prof.log" 2>&1
+	rc=$?
+	got=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["reps"][0].get("profile", {})
+user = [s["symbol"] for s in p.get("top", []) if not s["kernel"]]
+procs = p.get("processes", {})
+print(p.get("samples", 0) > 0 and "runner_samples" in p and len(procs) > 0 and
+      sum(procs.values()) == p["samples"] and len(user) > 0,
+      "| samples", p.get("samples"), "runner left out", p.get("runner_samples"),
+      "processes", procs, "user symbols", user[:4], p.get("error", ""))' \
+	      "$tmp/prof/fio-randread-pagecache.json" 2>&1)
+	if [ "$rc" -eq 0 ] && [[ "$got" == True* ]]; then
+		echo "ok   --profile profiles fio: ${got#True | }"
+	else
+		echo "FAIL --profile on fio: exit $rc, $got"; sed 's/^/    /' "$tmp/prof.log"; failed=1
+	fi
 fi
 
 [ "$failed" -eq 0 ] && echo "all program checks passed"

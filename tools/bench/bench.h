@@ -483,6 +483,9 @@ struct pcb_profile {
 	char ctl[1100], ack[1100];	/* perf's --control fifos */
 	char data[1100], log[1100];
 	pid_t pid;			/* perf record; 0: none */
+	pid_t target;			/* the repetition it follows */
+	bool program;			/* a program workload's: the report
+					   keeps the program's processes */
 };
 
 /* 0 if perf can record here; else -ENOENT and why. */
@@ -490,10 +493,12 @@ int pcb_profile_probe(const char *dir, char *why, size_t len);
 /* Parent: name the files of repetition @rep under @root, make the fifos. */
 void pcb_profile_paths(struct pcb_profile *p, const char *root, int rep);
 int pcb_profile_prepare(struct pcb_profile *p);
-/* Parent: perf record -p @target, events off until the child says. */
+/* Parent: perf record -p @target, events off until the child says (and
+ * the children it forks: a program workload's program). */
 void pcb_profile_attach(struct pcb_profile *p, pid_t target);
 /* Parent, after the child is gone: the top symbols into @rep's metrics
- * (PCB_PROFILE_PREFIX "SYMBOL": percent of samples) and "profile". */
+ * (PCB_PROFILE_PREFIX "SYMBOL": percent of samples) and "profile"; of a
+ * program workload's (p->program), the program's processes' samples only. */
 void pcb_profile_finish(struct pcb_profile *p, json_t *rep);
 /* Child: send perf "enable" or "disable" and wait for its ack; without
  * --profile a no-op.  On failure profiling stops for the repetition. */

@@ -14,14 +14,21 @@
  *                                          "disable" ─┘ ack
  *   waitpid(child), then perf               stop the engine, exit
  *   (it ends with its target)
- *   perf report --sort sym -n -> the top PCB_PROFILE_TOP symbols into the
- *   repetition's metrics, "perf-profile.self.cycles-pp.SYMBOL": percent of
- *   the samples (LKP's names), and its "profile" object.
+ *   perf script -F pid,ip,sym -> samples summed by symbol: the top
+ *   PCB_PROFILE_TOP into the repetition's metrics, "perf-profile.self.
+ *   cycles-pp.SYMBOL": percent of the samples (LKP's names), and its
+ *   "profile" object.
  *
  * perf runs as the parent's child, so it is outside the memory cgroup the
  * kernel engines run in (its buffers are not charged to their budget), and
  * it follows every thread of the repetition: those alive at attach, which
- * happens before the engine starts, and all they create.  Its start-up
+ * happens before the engine starts, and all they create, processes too
+ * (perf's events are inherited across fork and exec).  So a program
+ * workload's program (program.c), forked by the repetition in its
+ * measured part, is followed with all it forks; its profile keeps the
+ * samples of processes other than the repetition's (whose main thread
+ * only waits and whose sampler reads counters): "processes" says how many
+ * each had, "runner_samples" how many were left out.  Its start-up
  * (half a second on a busy machine) overlaps the making of the files; its
  * report costs a few tenths of a second per repetition after it.  This VM has no
  * hardware counters; cpu-clock is a timer, so the "cycles" of the names
@@ -39,6 +46,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -179,75 +187,155 @@ void pcb_profile_attach(struct pcb_profile *p, pid_t target)
 			 "--control", control, "-q", "-B", "-N",
 			 "--no-bpf-event", NULL };
 
+	p->target = target;
 	pcb_fmt(pid, sizeof(pid), "%d", (int)target);
 	pcb_fmt(control, sizeof(control), "fifo:%s,%s", p->ctl, p->ack);
 	p->pid = spawn(argv, p->log);
 }
 
-/* "    24.43%           611  [k] do_syscall_64" */
-static bool parse_line(const char *line, double *pct, long *n, bool *kernel,
-		       char *sym, size_t len)
-{
-	const char *s;
-	char *end;
+/* One symbol of the report, summed over processes. */
+struct sym {
+	char name[256];
+	long n;
+	bool kernel;
+};
 
-	*pct = strtod(line, &end);
-	if (end == line || *end != '%')
-		return false;
-	*n = strtol(end + 1, &end, 10);
-	s = end + strspn(end, " ");
-	if (s[0] != '[' || !s[1] || s[2] != ']' || s[3] != ' ')
-		return false;
-	*kernel = s[1] == 'k';
-	s += 4;
-	pcb_fmt(sym, len, "%s", s);
-	sym[strcspn(sym, "\n")] = 0;
-	for (size_t i = strlen(sym); i > 0 && sym[i - 1] == ' '; i--)
-		sym[i - 1] = 0;
-	return sym[0] != 0;
+struct syms {
+	struct sym *v;
+	size_t n, cap;
+	long total;			/* samples counted */
+	long runner;			/* the repetition's own, left out */
+	json_t *procs;			/* pid -> samples */
+};
+
+static void syms_add(struct syms *s, const char *name, long n, bool kernel)
+{
+	size_t i;
+
+	s->total += n;
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))	/* one metric a name */
+			break;
+	if (i == s->n) {
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 256;
+			struct sym *v = realloc(s->v, cap * sizeof(*v));
+
+			if (!v)
+				return;
+			s->v = v;
+			s->cap = cap;
+		}
+		pcb_fmt(s->v[i].name, sizeof(s->v[i].name), "%s", name);
+		s->v[i].n = 0;
+		s->v[i].kernel = kernel;
+		s->n++;
+	}
+	s->v[i].n += n;
 }
 
-/* perf report's table of one data file: {"samples", "top": [...]}.  Its
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->n != y->n ? (x->n < y->n ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+/*
+ * One sample of perf script's "-F pid,ip,sym", into @s:
+ *   "15223      7f087b2f1356 __GI___libc_write"
+ * A program workload's (p->program) samples of the repetition itself
+ * (p->target: its main thread, its sampler) are counted apart: the
+ * program's processes are the others.
+ */
+static void parse_line(const struct pcb_profile *p, const char *line,
+		       struct syms *s)
+{
+	char name[256], key[32];
+	unsigned long long ip;
+	long pid;
+	char *end;
+	size_t len;
+
+	pid = strtol(line, &end, 10);
+	if (end == line || *end != ' ')
+		return;
+	ip = strtoull(end, &end, 16);
+	if (*end != ' ')
+		return;
+	pcb_fmt(name, sizeof(name), "%s", end + strspn(end, " "));
+	name[strcspn(name, "\n")] = 0;
+	for (len = strlen(name); len > 0 && name[len - 1] == ' '; len--)
+		name[len - 1] = 0;
+	if (p->program && pid == p->target) {
+		s->runner++;
+		return;
+	}
+	if (p->program) {
+		json_t *n;
+
+		pcb_fmt(key, sizeof(key), "%ld", pid);
+		n = json_object_get(s->procs, key);
+		json_object_set_new(s->procs, key, json_integer(
+			(n ? json_integer_value(n) : 0) + 1));
+	}
+	/* unresolved addresses say nothing across repetitions: counted,
+	 * not named */
+	syms_add(s, name[0] && strcmp(name, "[unknown]") ? name : "",
+		 1, ip >> 63);
+}
+
+/* perf script's samples of one data file: {"samples", "top": [...]}, the
+ * top symbols by their share of the samples (and of a program's,
+ * "processes": pid -> samples, and "runner_samples", left out).  Its
  * text goes to the log file (perf record is done with it). */
 static json_t *report(const struct pcb_profile *p, char *why, size_t len)
 {
-	char line[1024], sym[512];
-	char *argv[] = { (char *)perf_bin(), "report", "-i", (char *)p->data,
-			 "--stdio", "--no-children", "--sort", "sym", "-n",
-			 "--percent-limit", "0", "-f", NULL };
-	json_t *top;
-	long total = 0;
+	char line[1024];
+	char *argv[] = { (char *)perf_bin(), "script", "-i", (char *)p->data,
+			 "-F", "pid,ip,sym", "-f", NULL };
+	struct syms s = { .procs = json_object() };
+	json_t *top, *out;
 	pid_t pid = spawn(argv, p->log);
 	int status = pid < 0 ? -1 : wait_exit(pid, EXIT_TIMEOUT_MS);
 	FILE *f = status == 0 ? fopen(p->log, "re") : NULL;
 
 	if (!f) {
-		pcb_fmt(why, len, "perf report failed (status %d)", status);
+		pcb_fmt(why, len, "perf script failed (status %d)", status);
+		json_decref(s.procs);
 		return NULL;
 	}
+	while (fgets(line, sizeof(line), f))
+		parse_line(p, line, &s);
+	fclose(f);
+	if (!s.total) {
+		pcb_fmt(why, len, p->program && s.runner ?
+			"perf found no samples of the program" :
+			"perf found no samples");
+		free(s.v);
+		json_decref(s.procs);
+		return NULL;
+	}
+	qsort(s.v, s.n, sizeof(*s.v), sym_cmp);
 	top = json_array();
-	while (fgets(line, sizeof(line), f)) {
-		double pct;
-		long n;
-		bool kernel;
-
-		if (!parse_line(line, &pct, &n, &kernel, sym, sizeof(sym)))
-			continue;
-		total += n;
-		/* unresolved addresses say nothing across repetitions */
-		if (!strncmp(sym, "0x", 2) ||
-		    json_array_size(top) == PCB_PROFILE_TOP)
+	for (size_t i = 0; i < s.n && json_array_size(top) < PCB_PROFILE_TOP; i++) {
+		if (!s.v[i].name[0])
 			continue;
 		json_array_append_new(top, json_pack("{s:s, s:f, s:b}",
-			"symbol", sym, "pct", pct, "kernel", kernel));
+			"symbol", s.v[i].name,
+			"pct", round(10000.0 * (double)s.v[i].n / (double)s.total) / 100,
+			"kernel", s.v[i].kernel));
 	}
-	fclose(f);
-	if (!total) {
-		pcb_fmt(why, len, "perf report found no samples");
-		json_decref(top);
-		return NULL;
+	out = json_pack("{s:I, s:o}", "samples", (json_int_t)s.total, "top", top);
+	if (p->program) {
+		json_object_set_new(out, "processes", s.procs);
+		json_object_set_new(out, "runner_samples",
+				    json_integer((json_int_t)s.runner));
+	} else {
+		json_decref(s.procs);
 	}
-	return json_pack("{s:I, s:o}", "samples", (json_int_t)total, "top", top);
+	free(s.v);
+	return out;
 }
 
 void pcb_profile_finish(struct pcb_profile *p, json_t *rep)

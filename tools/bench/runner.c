@@ -228,6 +228,7 @@ static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 		return error_rep("cannot make %s", dir);
 	if (profiling) {
 		pcb_profile_paths(&prof, c->root, rep);
+		prof.program = pcb_is_program(c->wl);
 		profiling = pcb_profile_prepare(&prof) == 0;
 	}
 	if (c->ops->in_cgroup)
