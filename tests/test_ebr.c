@@ -360,30 +360,22 @@ static void stress_process(struct world *w, uint64_t seed)
 		tu_join(t[i]);
 }
 
+static uint64_t stress_seed;
+
+static void stress_child(unsigned i, void *w)
+{
+	stress_process(w, stress_seed + i);
+}
+
 static void test_stress(void **state)
 {
 	uint64_t seed = tu_seed("ebr stress");
 	struct world *w = world_new();
 	uint64_t in_table = 0;
-	pid_t pid[3];
 
 	(void)state;
-	fflush(stdout);
-	for (unsigned p = 0; p < 3; p++) {
-		pid[p] = fork();
-		assert_true(pid[p] >= 0);
-		if (pid[p] == 0) {
-			stress_process(w, seed + p);
-			_exit(tu_thread_failures() ? 1 : 0);
-		}
-	}
-	for (unsigned p = 0; p < 3; p++) {
-		int status;
-
-		assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
-		assert_true(WIFEXITED(status));
-		assert_int_equal(WEXITSTATUS(status), 0);
-	}
+	stress_seed = seed;
+	tu_in_children(3, stress_child, w);
 	assert_int_equal(atomic_load(&w->bad_reads), 0);
 	pc__ebr_barrier(&w->ebr, obj_free, w);
 	/* Every object replaced was freed, none twice: all written but

@@ -649,6 +649,7 @@ struct xp {				/* all of it in the shared region */
 	struct pc_page page[XP_PAGES + 1];	/* the last: the writeback case */
 	uint64_t count[XP_PAGES];	/* each under its page's lock */
 	_Atomic uint64_t overlap;	/* two holders of one page lock seen */
+	uint64_t seed;
 };
 
 struct xp_arg {
@@ -685,13 +686,27 @@ static void *xp_locker(void *arg)
  * holders ever overlapped.  Then a process sleeps on PG_writeback of a
  * page another process ends.
  */
+static void xp_child(unsigned p, void *arg)
+{
+	struct xp *x = arg;
+	struct xp_arg a[2];
+
+	for (int i = 0; i < 2; i++) {
+		a[i].x = x;
+		a[i].seed = x->seed + p * 2 + (uint64_t)i;
+		pthread_create(&a[i].t, NULL, xp_locker, &a[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		tu_join(a[i].t);
+}
+
 static void test_processes(void **state)
 {
 	uint64_t seed = tu_seed("pagewait processes");
 	struct pc_shm *s;
 	struct xp *x;
 	void *pool;
-	pid_t pid[3];
+	pid_t pid[1];
 	uint64_t sum = 0;
 	int status;
 
@@ -702,27 +717,8 @@ static void test_processes(void **state)
 	assert_non_null(x);
 	assert_non_null(pool);
 	pc__pagewait_init_shared(&x->w, true, pool, 8, pc__shm_broken_flag(s));
-	fflush(stdout);
-	for (unsigned p = 0; p < 3; p++) {
-		pid[p] = fork();
-		assert_true(pid[p] >= 0);
-		if (pid[p] == 0) {
-			struct xp_arg a[2];
-
-			for (int i = 0; i < 2; i++) {
-				a[i].x = x;
-				a[i].seed = seed + p * 2 + (uint64_t)i;
-				pthread_create(&a[i].t, NULL, xp_locker, &a[i]);
-			}
-			for (int i = 0; i < 2; i++)
-				pthread_join(a[i].t, NULL);
-			_exit(0);
-		}
-	}
-	for (unsigned p = 0; p < 3; p++) {
-		assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
-		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	}
+	x->seed = seed;
+	tu_in_children(3, xp_child, x);
 	for (int k = 0; k < XP_PAGES; k++) {
 		sum += x->count[k];
 		assert_int_equal(flags_of(&x->page[k]), 0);

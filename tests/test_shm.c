@@ -430,31 +430,23 @@ static void stress_process(struct pc_shm *s, uint64_t seed, unsigned proc)
 		tu_join(t[i]);
 }
 
+static uint64_t stress_seed;
+
+static void stress_child(unsigned i, void *s)
+{
+	stress_process(s, stress_seed, i);
+}
+
 static void test_stress(void **state)
 {
 	uint64_t seed = tu_seed("shm stress");
 	struct pc_shm *s;
-	pid_t pid[3];
 	size_t used;
 
 	(void)state;
 	assert_int_equal(pc__shm_create(&s, NULL, 256 * MIB), 0);
-	fflush(stdout);
-	for (unsigned p = 0; p < 3; p++) {
-		pid[p] = fork();
-		assert_true(pid[p] >= 0);
-		if (pid[p] == 0) {
-			stress_process(s, seed, p);
-			_exit(tu_thread_failures() ? 1 : 0);
-		}
-	}
-	for (unsigned p = 0; p < 3; p++) {
-		int status;
-
-		assert_int_equal(waitpid(pid[p], &status, 0), pid[p]);
-		assert_true(WIFEXITED(status));
-		assert_int_equal(WEXITSTATUS(status), 0);
-	}
+	stress_seed = seed;
+	tu_in_children(3, stress_child, s);
 	/* Everything was freed: a second round reuses it, needing no more
 	 * chunks than there are classes times processes' threads at once. */
 	used = pc__shm_used(s);

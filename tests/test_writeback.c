@@ -11,8 +11,9 @@
  * can break.  The fault backend (io=fault) slows writes down (a slow
  * device) or fails them (EIO, ENOSPC, short writes); it runs requests in
  * the submitting thread, so with it one flusher has one request in flight.
- * Random cases print their seed; PC_SEED=N replays.  Threads never call
- * cmocka's asserts: they count what went wrong and the main thread checks.
+ * Random cases print their seed; PC_SEED=N replays.  The worker threads
+ * here count what went wrong (a writer its errors) and the main thread
+ * checks; they could assert as well (util.h), they have not needed to.
  * The crash-safety case is in test_crash.c.
  */
 #include <fcntl.h>

@@ -38,6 +38,33 @@ void tu_in_child(void (*fn)(void *), void *arg)
 		fail_msg("child %d failed: status %#x", (int)pid, status);
 }
 
+void tu_in_children(unsigned n, void (*fn)(unsigned i, void *arg), void *arg)
+{
+	pid_t pid[64];
+
+	assert_true(n <= 64);
+	(void)tu_dir();
+	fflush(stdout);
+	fflush(stderr);
+	for (unsigned i = 0; i < n; i++) {
+		pid[i] = fork();
+		assert_true(pid[i] >= 0);
+		if (pid[i] == 0) {
+			fn(i, arg);
+			fflush(stdout);
+			_exit(tu_thread_failures() ? 1 : 0);
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int status;
+
+		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("child %u (%d) failed: status %#x", i,
+				 (int)pid[i], status);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Scratch files, seeds, patterns.                                      */
 

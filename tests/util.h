@@ -66,6 +66,12 @@ int tu__teardown(void **state);
 #define tu_check_threads() tu__check_threads(__FILE__, __LINE__)
 /* Run @fn in a forked child and fail unless it exits with status 0. */
 void tu_in_child(void (*fn)(void *), void *arg);
+/*
+ * Run @fn(i, @arg) in @n forked children at once (i = 0 .. n-1): a child
+ * fails when an assertion failed in it, in any of its threads; fail
+ * unless every child exits with status 0.
+ */
+void tu_in_children(unsigned n, void (*fn)(unsigned i, void *arg), void *arg);
 /* Failures other threads recorded since the last call; forgets them. */
 unsigned tu_thread_failures(void);
 void tu__join(pthread_t t, const char *file, int line);
