@@ -25,9 +25,10 @@
  * after its store (t->fence), or the writer fences every thread of every
  * joined process between the unlink and the scan: membarrier(2)'s
  * MEMBARRIER_CMD_GLOBAL_EXPEDITED, for which each process registers once
- * (ensure_registered).  A process that cannot register has its threads
- * fence themselves; the writer fences too, so both sides hold.  TSan
- * builds always fence on the reader's side: TSan does not see membarrier.
+ * (self_info).  A process that cannot register has its threads fence
+ * themselves (the slot's store is then an exchange, a full barrier); the
+ * writer fences too (a locked RMW), so both sides hold.  TSan builds
+ * always fence on the reader's side: TSan does not see membarrier.
  *
  * Slots.  A thread claims a free slot of a domain by compare-and-swap of
  * its pid (0: free) the first time it reads that domain, and gives it
@@ -325,7 +326,9 @@ static bool try_advance_locked(struct pc_ebr *e, struct pc_ebr_slot **blocker)
 	PC_ASSERT_HELD(&e->lock);
 	if (e->membarrier)
 		membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
-	atomic_thread_fence(memory_order_seq_cst);
+	/* A full barrier of ours between the caller's unlink and the scan
+	 * (a locked RMW; atomic_thread_fence is not TSan's). */
+	atomic_fetch_add_explicit(&e->epoch, 0, memory_order_seq_cst);
 	for (int i = 0; i < PC_EBR_SLOTS; i++) {
 		struct pc_ebr_slot *s = &e->slot[i];
 		uint64_t v;
@@ -348,7 +351,7 @@ void pc__ebr_retire(struct pc_ebr *e, struct pc_ebr_head *h)
 	h->epoch = atomic_load(&e->epoch);
 	h->next = e->limbo;
 	e->limbo = h;
-	e->nr_limbo++;
+	atomic_fetch_add_explicit(&e->nr_limbo, 1, memory_order_relaxed);
 	pc__unlock(&e->lock);
 	atomic_fetch_add_explicit(&e->nr_retired, 1, memory_order_relaxed);
 }
@@ -366,7 +369,8 @@ static struct pc_ebr_head *take_safe_locked(struct pc_ebr *e)
 			*pp = h->next;
 			h->next = safe;
 			safe = h;
-			e->nr_limbo--;
+			atomic_fetch_sub_explicit(&e->nr_limbo, 1,
+						  memory_order_relaxed);
 		} else {
 			pp = &h->next;
 		}

@@ -51,9 +51,10 @@ struct pc_ebr {
 	_Atomic uint64_t epoch;		/* from 1; 0 means "not reading" */
 	uint64_t id;			/* read-only: random */
 	bool membarrier;		/* read-only: writers fence for readers */
-	struct pc_lock lock;		/* rank EBR: limbo, nr_limbo */
+	struct pc_lock lock;		/* rank EBR: limbo, and nr_limbo's
+					   changes */
 	struct pc_ebr_head *limbo;	/* retired, not yet freed */
-	uint64_t nr_limbo;
+	_Atomic uint64_t nr_limbo;	/* read without the lock: a hint */
 	_Atomic uint64_t nr_retired, nr_freed, nr_reaped;	/* statistics */
 	struct pc_ebr_slot slot[PC_EBR_SLOTS];
 };
@@ -82,19 +83,21 @@ struct pc_ebr_tls *pc__ebr_tls_slow(struct pc_ebr *e);
 static inline void pc__ebr_read_lock(struct pc_ebr *e)
 {
 	struct pc_ebr_tls *t = &pc__ebr_tls[0];
+	uint64_t g;
 
 	if (__builtin_expect(t->e != e || t->id != e->id, 0))
 		t = pc__ebr_tls_slow(e);
 	if (t->depth++)
 		return;
-	atomic_store_explicit(&t->slot->epoch,
-			      atomic_load_explicit(&e->epoch,
-						   memory_order_relaxed),
-			      memory_order_release);
-	if (t->fence)
-		atomic_thread_fence(memory_order_seq_cst);
-	else
+	g = atomic_load_explicit(&e->epoch, memory_order_relaxed);
+	if (t->fence) {		/* the store, then a full barrier: one xchg */
+		atomic_exchange_explicit(&t->slot->epoch, g,
+					 memory_order_seq_cst);
+	} else {		/* the writer's membarrier is the barrier */
+		atomic_store_explicit(&t->slot->epoch, g,
+				      memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
+	}
 }
 
 static inline void pc__ebr_read_unlock(struct pc_ebr *e)
@@ -106,6 +109,12 @@ static inline void pc__ebr_read_unlock(struct pc_ebr *e)
 	PC_ASSERT(t->depth > 0);
 	if (--t->depth == 0)
 		atomic_store_explicit(&t->slot->epoch, 0, memory_order_release);
+}
+
+/* Objects retired and not freed yet (a hint: no lock taken). */
+static inline uint64_t pc__ebr_pending(const struct pc_ebr *e)
+{
+	return atomic_load_explicit(&e->nr_limbo, memory_order_relaxed);
 }
 
 /*

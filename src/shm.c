@@ -89,7 +89,7 @@ struct shm_class {
 
 struct pc_shm {
 	/* Read-only after create. */
-	uint64_t magic;
+	_Atomic uint64_t magic;		/* stored last */
 	uint32_t layout;		/* SHM_LAYOUT << 8 | SHM_FLAVOUR */
 	uint32_t hdr_size;		/* sizeof(struct pc_shm) */
 	uint64_t addr;			/* where every process maps it */
@@ -304,8 +304,7 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 	s->next = SHM_CHUNK;
 	s->used = SHM_CHUNK;
 	/* The magic last: a region is whole before anyone can attach it. */
-	atomic_thread_fence(memory_order_release);
-	s->magic = SHM_MAGIC;
+	atomic_store_explicit(&s->magic, SHM_MAGIC, memory_order_release);
 	rc = local_add(s, fd);
 	if (rc) {
 		munmap(s, size);

@@ -203,7 +203,7 @@ static void node_free_cb(struct pc_ebr_head *h, void *unused)
 static void node_retire(struct pc_tree *t, struct pc_tree_node *n)
 {
 	pc__ebr_retire(t->ebr, &n->ebr);
-	if (t->ebr->nr_limbo >= RECLAIM_BATCH)	/* a racy peek: a hint */
+	if (pc__ebr_pending(t->ebr) >= RECLAIM_BATCH)
 		pc__tree_reclaim(t->ebr);
 }
 
