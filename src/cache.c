@@ -43,6 +43,8 @@ static void cache_free(struct pc_cache *c)
 	pc__trace_close(c);	/* after every thread that emits */
 	pc__cache_unregister(c);
 	pc__nodes_fini(c);	/* after the tree nodes' barrier (c->ebr) */
+	if (c->ebr)
+		pc__ebr_fini(c->ebr);
 	free(c->ebr);
 	if (c->stat.shards)
 		pc__vmstat_fini(&c->stat);
@@ -150,6 +152,8 @@ fail_early:
 	pc__lock_destroy(&c->bdi_lock);
 	pc__lock_destroy(&c->tctx_lock);
 	pc__lock_destroy(&c->resize_lock);
+	if (c->ebr)
+		pc__ebr_fini(c->ebr);
 	free(c->ebr);
 	free(c);
 	return r;

@@ -33,7 +33,8 @@
  * Slots.  A thread claims a free slot of a domain by compare-and-swap of
  * its pid (0: free) the first time it reads that domain, and gives it
  * back at thread exit (a pthread key destructor, which touches only
- * domains still in `known`) or pc__ebr_thread_leave.  A process's death
+ * domains still in `known`: pc__ebr_fini takes a domain out before its
+ * memory goes) or pc__ebr_thread_leave.  A process's death
  * gives nothing back: its slots stay claimed, perhaps inside a section,
  * until reaped (pc__ebr_reap): a slot whose pid is gone, or now belongs
  * to a process started at another time, is cleared.  A live process is
@@ -58,7 +59,7 @@
 
 #include "ebr.h"
 
-#define EBR_MAX_KNOWN 16
+#define EBR_MAX_KNOWN 256	/* > caches (64) + regions (16) of a process */
 
 #ifdef PC_TSAN
 static const bool tsan = true;
@@ -162,8 +163,13 @@ static void known_add(struct pc_ebr *e)
 		if (!known[i].e) {
 			known[i].e = e;
 			known[i].id = e->id;
-			break;
+			goto out;
 		}
+	/* Unreachable with pc__ebr_fini called: a thread's slot could not be
+	 * given back at its exit, and the slots would run out. */
+	fprintf(stderr, "pagecache: more than %d reclamation domains in one "
+		"process\n", EBR_MAX_KNOWN);
+	abort();
 out:
 	pthread_mutex_unlock(&known_lock);
 }
@@ -174,6 +180,17 @@ out:
  * time takes it for alive (process_alive) and never reaps a claim in
  * progress.
  */
+static void known_del(const struct pc_ebr *e)
+{
+	pthread_mutex_lock(&known_lock);
+	for (int i = 0; i < EBR_MAX_KNOWN; i++)
+		if (known[i].e == e && known[i].id == e->id) {
+			known[i].e = NULL;
+			known[i].id = 0;
+		}
+	pthread_mutex_unlock(&known_lock);
+}
+
 static void slot_release(struct pc_ebr_slot *s)
 {
 	atomic_store_explicit(&s->epoch, 0, memory_order_release);
@@ -300,6 +317,12 @@ front:
 		pc__ebr_tls[i] = tmp;
 	}
 	return &pc__ebr_tls[0];
+}
+
+void pc__ebr_fini(struct pc_ebr *e)
+{
+	pc__ebr_thread_leave(e);
+	known_del(e);
 }
 
 void pc__ebr_thread_leave(struct pc_ebr *e)

@@ -77,6 +77,12 @@ extern __thread struct pc_ebr_tls pc__ebr_tls[PC_EBR_TLS]
  * process that joins (MEMBARRIER_CMD_GLOBAL_EXPEDITED).
  */
 int pc__ebr_init(struct pc_ebr *e);
+/*
+ * This process is done with @e (the cache is destroyed, the region about
+ * to be unmapped): no thread of it may be in a section.  The calling
+ * thread's slot is given back; other threads' exits no longer touch @e.
+ */
+void pc__ebr_fini(struct pc_ebr *e);
 /* The thread's entry for @e, claiming a slot (slow path of read_lock). */
 struct pc_ebr_tls *pc__ebr_tls_slow(struct pc_ebr *e);
 

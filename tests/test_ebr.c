@@ -63,7 +63,7 @@ static struct world *world_new(void)
 
 static void world_free(struct world *w)
 {
-	(void)w;
+	pc__ebr_fini(&w->ebr);
 	pc__shm_detach(shm);
 	shm = NULL;
 }
