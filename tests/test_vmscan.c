@@ -538,6 +538,13 @@ static void backoff_refill(struct backoff *b)
 {
 	int nodes = b->c->nr_nodes;
 
+	/*
+	 * The real clock while refilling: a kswapd that finds the tree lock
+	 * taken by our inserts waits (sleepy) for progress or the clock, and
+	 * with the clock frozen and no other reclaimer it would wait for
+	 * ever while we wait for it to be idle.  Frozen again after, anew.
+	 */
+	pc__test_clock_set(b->c, 0);
 	while (b->ntaken)
 		pc__put_page(b->c, b->taken[--b->ntaken]);
 	for (uint64_t i = 0; i < b->pages; i++) {
@@ -550,6 +557,8 @@ static void backoff_refill(struct backoff *b)
 			tu_sleep_us(1000);
 		atomic_store(&b->c->nodes[i].wmark_boost, 0);
 	}
+	if (b->now)
+		backoff_clock(b, pc__now_ns());
 }
 
 /* A cache of @nodes nodes full of one clean file's pages, kswapds idle. */
