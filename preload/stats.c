@@ -259,8 +259,10 @@ static void live_update(bool all)
 	struct pc_live *rec = live.rec;
 	uint64_t seq = __atomic_load_n(&rec->seq, __ATOMIC_RELAXED);
 
-	__atomic_store_n(&rec->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Odd before any value moves: an exchange with acquire keeps the
+	 * stores below after it (a fence would do, but TSan builds refuse
+	 * atomic fences). */
+	__atomic_exchange_n(&rec->seq, seq + 1, __ATOMIC_ACQ_REL);
 	if (all)
 		for (unsigned i = 0; i < rec->nr; i++)
 			live_set(i);
