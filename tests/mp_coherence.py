@@ -6,14 +6,23 @@ the kernel's page cache, one for all processes, makes work: appends from
 several writers, a counter under fcntl locks, records updated under
 byte-range locks, two sqlite3 processes on one database (rollback journal
 and WAL), a multiprocessing pool passing files, an open unlinked file read
-by a child, the data of a writer killed with SIGKILL read by a sibling.
+by a child, the data of a writer killed with SIGKILL read by a sibling,
+and PostgreSQL: a server of many processes under pgbench's TPC-B-like
+load, its bank's sums and pg_amcheck checked after a restart.
 
 Every process a case starts is started through PREFIX (say
 "build/test/pagecache exec --memory 32M --"), each separately, as two
 programs started side by side are; with no prefix the case runs plainly,
 and must pass: that is the reference.
 
-    tests/mp_coherence.py [--prefix "CMD ..."] [--dir DIR] [CASE ...]
+    tests/mp_coherence.py [--prefix "CMD ..."] [--dir DIR]
+                          [--pg-seconds N] [--pg-scale N] [CASE ...]
+
+--pg-seconds and --pg-scale are pgbench's -T and -s in the postgres case
+(20 and 8: `--pg-seconds 2 --pg-scale 1` is a quick run).  Run as root,
+the postgres case runs PostgreSQL's programs as the postgres user
+(setpriv, before the prefix: the cache is the postgres user's), so the
+postgres user must reach DIR (the default, /tmp, it does).
 
 Prints "ok CASE" or "FAIL CASE: what was wrong" for each, then
 "N passed, N failed"; the exit status is the number of failures (at most
@@ -21,12 +30,16 @@ Prints "ok CASE" or "FAIL CASE: what was wrong" for each, then
 processes leave in the files.
 """
 import argparse
+import glob
 import os
+import pwd
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 PY = sys.executable
 
@@ -329,6 +342,158 @@ def case_killed(prefix, d):
     return ""
 
 
+# ---------------------------------------------------------------------------
+# PostgreSQL: a server of many processes (postmaster, a backend per client,
+# checkpointer, background and WAL writers) sharing its data files.
+
+PG = {"seconds": 20, "scale": 8}        # pgbench -T and -s (the options)
+PG_CONF = """
+shared_buffers = 256kB          # pages go through the file layer
+listen_addresses = ''           # no TCP: the socket below only
+unix_socket_directories = '%s'
+"""
+PG_SUMS = ("SELECT (SELECT count(*) FROM pgbench_history), "
+           "(SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts), "
+           "(SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers), "
+           "(SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches), "
+           "(SELECT coalesce(sum(delta), 0) FROM pgbench_history)")
+
+
+def pg_bindir():
+    """Debian's PostgreSQL programs: /usr/lib/postgresql/NN/bin, the
+    newest NN; else wherever postgres is on PATH; None if nowhere."""
+    found = [os.path.dirname(p)
+             for p in glob.glob("/usr/lib/postgresql/*/bin/postgres")]
+    found.sort(key=lambda b: [int(x) for x in
+                              os.path.basename(os.path.dirname(b)).split(".")
+                              if x.isdigit()])
+    if found:
+        return found[-1]
+    p = shutil.which("postgres")
+    return os.path.dirname(p) if p else None
+
+
+def tail(text, n=300):
+    text = text.decode(errors="replace") if isinstance(text, bytes) else text
+    return " | ".join(l for l in text.strip().splitlines()[-4:])[-n:]
+
+
+class Postgres:
+    """The server and its clients, each process through the prefix (after
+    setpriv to the postgres user when run as root), on a unix socket in
+    the case's directory."""
+
+    def __init__(self, prefix, d, bindir):
+        self.d, self.bindir = d, bindir
+        self.data = os.path.join(d, "data")
+        self.log = os.path.join(d, "server.log")
+        self.server = None
+        self.user = []
+        if os.getuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            os.chown(d, pw.pw_uid, pw.pw_gid)
+            self.user = ["setpriv", "--reuid=postgres", "--regid=postgres",
+                         "--init-groups", "--"]
+        # the programs run in the case's directory: a relative prefix
+        # ("build/test/pagecache exec ...") made absolute
+        if prefix and "/" in prefix[0]:
+            prefix = [os.path.abspath(prefix[0])] + prefix[1:]
+        self.prefix = self.user + prefix
+        # HOME: the user's own may be root's, which postgres cannot read
+        self.env = dict(os.environ, PGHOST=d, PGPORT="5432",
+                        PGDATABASE="postgres", HOME=d)
+
+    def run(self, prog, *args, timeout=600):
+        return run(self.prefix, [os.path.join(self.bindir, prog)] + list(args),
+                   capture_output=True, text=True, env=self.env, cwd=self.d,
+                   timeout=timeout)
+
+    def start(self):
+        log = open(self.log, "ab")
+        self.server = start(self.prefix, [os.path.join(self.bindir, "postgres"),
+                                          "-D", self.data],
+                            stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=subprocess.STDOUT, env=self.env, cwd=self.d)
+        log.close()
+        # ready when it answers on its socket (the bound is for a server
+        # that never does, not a timing the case depends on)
+        for _ in range(1200):
+            if self.server.poll() is not None:
+                return "postgres exited with %d: %s" % (
+                    self.server.returncode, tail(open(self.log, "rb").read()))
+            if self.run("pg_isready", "-q", timeout=60).returncode == 0:
+                return ""
+            time.sleep(0.1)
+        return "postgres did not accept connections in 120 s"
+
+    def stop(self):
+        """A fast shutdown (SIGINT: the pid is the postmaster's, setpriv
+        and pagecache exec exec it); "" or what went wrong."""
+        p, self.server = self.server, None
+        if p is None:
+            return ""
+        p.send_signal(signal.SIGINT)
+        try:
+            rc = p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            return "postgres did not stop in 120 s"
+        return "" if rc == 0 else "postgres exited with %d at its stop: %s" % (
+            rc, tail(open(self.log, "rb").read()))
+
+
+def pg_case(pg):
+    r = pg.run("initdb", "-k", "-A", "trust", "-D", pg.data)
+    if r.returncode:
+        return "initdb -k: %s" % tail(r.stdout + r.stderr)
+    with open(os.path.join(pg.data, "postgresql.conf"), "a") as f:
+        f.write(PG_CONF % pg.d)
+    err = pg.start()
+    if err:
+        return err
+    r = pg.run("pgbench", "-i", "-s", str(PG["scale"]))
+    if r.returncode:
+        return "pgbench -i -s %d: %s" % (PG["scale"], tail(r.stderr))
+    r = pg.run("pgbench", "-c", "4", "-j", "2", "-T", str(PG["seconds"]),
+               timeout=600 + 2 * PG["seconds"])
+    if r.returncode:
+        return "pgbench -c 4 -j 2 -T %d: %s" % (PG["seconds"],
+                                                tail(r.stderr + r.stdout))
+    err = pg.stop() or pg.start()
+    if err:
+        return "restart: " + err
+    r = pg.run("psql", "-X", "-At", "-F", " ", "-c", PG_SUMS)
+    got = r.stdout.split()
+    if r.returncode or len(got) != 5:
+        return "the sums: %s" % tail(r.stderr + r.stdout)
+    n, sums = int(got[0]), [int(x) for x in got[1:]]
+    if n == 0 or len(set(sums)) != 1:
+        return ("%d transactions: accounts %d, tellers %d, branches %d, "
+                "history %d: not all equal" % tuple([n] + sums))
+    r = pg.run("pg_amcheck", "--install-missing", "--heapallindexed",
+               "postgres")
+    if r.returncode or r.stdout.strip():
+        return "pg_amcheck --heapallindexed (exit %d): %s" % (
+            r.returncode, tail(r.stdout + r.stderr))
+    return ""
+
+
+def case_postgres(prefix, d):
+    """PostgreSQL (initdb -k, shared_buffers 256kB): pgbench -i, a
+    TPC-B-like run of 4 clients, a restart; the bank's sums and
+    pg_amcheck --heapallindexed."""
+    bindir = pg_bindir()
+    if not bindir:
+        return "postgres is not installed (scripts/deps.sh installs it)"
+    pg = Postgres(prefix, d, bindir)
+    try:
+        err = pg_case(pg)
+    finally:
+        stopped = pg.stop()
+    return err or stopped
+
+
 CASES = [(n[5:], f) for n, f in sorted(globals().items())
          if n.startswith("case_")]
 
@@ -339,9 +504,14 @@ def main():
                     help="command that starts each process, e.g. "
                     "'pagecache exec --memory 32M --'")
     ap.add_argument("--dir", default=None, help="scratch directory")
+    ap.add_argument("--pg-seconds", type=int, default=PG["seconds"],
+                    help="postgres: pgbench -T (default %(default)s)")
+    ap.add_argument("--pg-scale", type=int, default=PG["scale"],
+                    help="postgres: pgbench -i -s (default %(default)s)")
     ap.add_argument("cases", nargs="*")
     a = ap.parse_args()
     prefix = shlex.split(a.prefix)
+    PG.update(seconds=a.pg_seconds, scale=a.pg_scale)
     names = [n for n, _ in CASES]
     for c in a.cases:
         if c not in names:
