@@ -8,7 +8,8 @@
  *   cli.c        options, checks before starting, the two entry points
  *   runner.c     the parent: the loop over runs, one forked child per
  *                repetition, progress line, Ctrl-C, result files
- *   rep.c        the child: one repetition (prepare, sample, run, counters)
+ *   rep.c        the child: one repetition (prepare, sample, warm-up,
+ *                measured part, counters)
  *   result.c     result JSON and the summary table
  *   engine_pc.c  the pagecache engine (public API only)
  *   engine_os.c  kernel, dontcache, direct: the kernel's own I/O paths
@@ -234,6 +235,10 @@ struct pcb_workload {
 					   limit: "limit": true in the file,
 					   compare's "of limit" reference */
 	const char *na_reason;		/* why the others cannot */
+	/* what brings the engine to steady state before the measured part
+	 * (docs/workloads.md): the workload does it, then pcb_steady(); NULL
+	 * for a workload measured from its start (the -cold ones) */
+	const char *warmup;
 	/* extra pagecache configs this workload is also run with */
 	const char *pc_variants[2];
 	/* parameters scaled from the budget; also used by the checks */
@@ -310,6 +315,10 @@ struct pcb_prog {
 	bool stop_at_deadline;		/* SIGINT at the repetition's deadline */
 	bool plain;			/* a preparation: no cache, no cgroup,
 					   no figures */
+	/* the program's warm-up ends (pcb_steady) when this file appears
+	 * (relative: in the repetition's folder), or this text is in its
+	 * stdout; NULL: no warm-up in this run */
+	const char *steady_file, *steady_text;
 	/* set by pcb_prog_run */
 	enum pcb_prog_mode mode;
 	char out[1100], err[1100];	/* its stdout, stderr */
@@ -373,11 +382,42 @@ struct pcb_run {
 	json_t *phases;			/* phase name -> its counter deltas */
 	_Atomic bool capped;		/* stopped by its time limit */
 	char err[256];			/* the first error; pcb_fail() */
+
+	/* the warm-up (rep.c: pcb_warming, pcb_steady) */
+	bool warming;			/* it runs: the measured part has not
+					   begun */
+	uint64_t warm_t0_ns;		/* when it began */
+	json_t *base;			/* counters the measured deltas start
+					   from */
+	json_t *warmup;			/* the rep's "warmup", or NULL */
+	double cpu0[2];			/* user, sys seconds at the start of
+					   the measured part */
+	pid_t prog_pid;			/* a program running (program.c): its
+					   device I/O counts in pcb_counters */
 };
 
 /* Run one repetition in this (child) process; returns the rep's JSON:
  * {"status","reason","partial","metrics","directions","vmstat","samples"}. */
 json_t *pcb_rep_run(struct pcb_run *r);
+
+/*
+ * Steady state (docs/workloads.md).  A workload with .warmup first brings
+ * the engine to steady state (the cache full, or its working set
+ * resident), then calls pcb_steady(): the measured part starts there.
+ * pcb_warming() says whether the warm-up is to run at all (known from
+ * the workload's prepare on): not on an engine without a cache (direct),
+ * where steady state is the start.
+ * While it runs, r->t0_ns and r->deadline_ns are the warm-up's (capped
+ * like an untimed workload: r->limit_s); pcb_steady() records it in the
+ * rep's "warmup" (seconds, its counter deltas, whether it was capped:
+ * r->capped is then cleared), snapshots the counters the measured deltas
+ * start from, restarts the clock and the deadline and turns the profile
+ * on.  Without a pcb_steady() call nothing is measured but the figures of
+ * the workload's own.  Both from the workload's main thread, the other
+ * threads joined (or, for a program, from pcb_prog_run's wait).
+ */
+bool pcb_warming(const struct pcb_run *r);
+void pcb_steady(struct pcb_run *r);
 
 /* Set by SIGINT (both parent and child): stop as soon as possible. */
 extern volatile sig_atomic_t pcb_stop;

@@ -128,6 +128,10 @@ static void list(void)
 		printf("  %-12s %-20s %-18s %-4s %s%s%s\n    %s\n", w->group,
 		       w->name, w->metric, w->lower ? "(lo)" : "(hi)", eng,
 		       w->in_suite ? "  [suite]" : "", prog, w->what);
+		if (w->warmup)
+			printf("    warm-up: %s\n", w->warmup);
+		else
+			printf("    measured from its start: no warm-up\n");
 	}
 	printf("engines:\n");
 	for (int e = 0; e < PCB_NR_ENGINES; e++)

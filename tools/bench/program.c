@@ -14,7 +14,9 @@
  *               program's regular files go through a pc_cache in its own
  *               process.  The engine here is pcb_engine_exec: no cache in
  *               the repetition, its counters are those of FILE, read when
- *               the program has exited; its samples are the live records
+ *               the program has exited, plus the live records' of its
+ *               processes still running (every counter at most
+ *               PC_LIVE_ALL_TICKS ticks old); its samples are the live records
  *               (preload/live.h) the program's processes publish in the
  *               repetition's folder "pagecache-live/" (PAGECACHE_LIVE, in
  *               the program's environment), summed over them: so its page
@@ -37,6 +39,16 @@
  * file marks a preparation that finished.  Each run drops the kernel's
  * cache of them first.  The program's stdout and stderr go to files in
  * the repetition's folder, parsed when it has exited.
+ *
+ * Steady state: a program workload warms up inside its own run (under
+ * pagecache the cache is in its process, and dies with it), and says
+ * when the warm-up is over: a file it makes (struct pcb_prog's
+ * steady_file: fio's exec_prerun, sqlite3's .output) or a line it prints
+ * (steady_text: db_bench's report of its warm-up pass).  The wait loop
+ * looks every POLL_NS and calls pcb_steady() there (or at the warm-up's
+ * cap, said in "warmup": the program goes on); pcb_counters() then adds
+ * the running program's own device I/O (/proc/PID/io, r->prog_pid),
+ * which is ours only once it is reaped.
  *
  * Stopping: at the repetition's deadline (when asked: the untimed
  * programs' cap) or on Ctrl-C the program gets SIGINT (fio and sqlite3
@@ -114,14 +126,69 @@ static int exec_stop(struct pcb_run *r)
 	return 0;
 }
 
+#define LIVE_MAX	(64 << 10)	/* a record's most bytes we read */
+
+static bool live_read(int fd, const char *name, struct pc_live *rec);
+
+/*
+ * Call @fn on the live record of every process of the program now (the
+ * sampler thread, and the main thread at the steady state); the number
+ * of records.
+ */
+static int live_each(struct exec_eng *e, void (*fn)(const struct pc_live *,
+						    void *), void *arg)
+{
+	struct pc_live *rec = malloc(LIVE_MAX);
+	DIR *d = rec ? opendir(e->live) : NULL;
+	struct dirent *de;
+	int found = 0;
+
+	while (d && (de = readdir(d))) {
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (live_read(fd, de->d_name, rec)) {
+			fn(rec, arg);
+			found++;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	free(rec);
+	return found;
+}
+
+static void live_add(const struct pc_live *rec, void *arg)
+{
+	json_t *o = arg;
+
+	for (uint32_t i = 0; i < rec->nr; i++) {
+		char name[sizeof(rec->c[i].name) + 1];
+		json_t *old;
+
+		memcpy(name, rec->c[i].name, sizeof(rec->c[i].name));
+		name[sizeof(rec->c[i].name)] = 0;
+		old = json_object_get(o, name);
+		json_object_set_new(o, name, json_integer((json_int_t)rec->c[i].value +
+			(json_is_integer(old) ? json_integer_value(old) : 0)));
+	}
+}
+
+/* The counters of the programs that have exited (their --stats files),
+ * and of those running (their live records: every counter is at most
+ * PC_LIVE_ALL_TICKS ticks old), summed. */
 static json_t *exec_vmstat(struct pcb_run *r)
 {
 	struct exec_eng *e = r->eng;
+	json_t *o = json_deep_copy(e->stats);
 
-	return json_deep_copy(e->stats);
+	if (o)
+		live_each(e, live_add, o);
+	return o;
 }
-
-#define LIVE_MAX	(64 << 10)	/* a record's most bytes we read */
 
 /* One process's record @fd into @rec (LIVE_MAX bytes): whole, its magic
  * and pid right, the pid alive (a killed process leaves its file). */
@@ -154,34 +221,20 @@ static bool live_read(int fd, const char *name, struct pc_live *rec)
  * the sampler skips the moment rather than draw an empty cache.  Runs in
  * the sampler thread.
  */
+static void sample_add(const struct pc_live *rec, void *arg)
+{
+	uint64_t *v = arg;
+
+	for (uint32_t i = 0; i < rec->nr; i++)
+		for (int k = 0; k < PCB_NR_SAMPLES; k++)
+			if (!strncmp(rec->c[i].name, pcb_pc_sample_counters[k],
+				     sizeof(rec->c[i].name)))
+				v[k] += rec->c[i].value;
+}
+
 static int exec_sample(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES])
 {
-	struct exec_eng *e = r->eng;
-	struct pc_live *rec = malloc(LIVE_MAX);
-	DIR *d = rec ? opendir(e->live) : NULL;
-	struct dirent *de;
-	int found = 0;
-
-	while (d && (de = readdir(d))) {
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-		    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		if (live_read(fd, de->d_name, rec)) {
-			for (uint32_t i = 0; i < rec->nr; i++)
-				for (int k = 0; k < PCB_NR_SAMPLES; k++)
-					if (!strncmp(rec->c[i].name, pcb_pc_sample_counters[k],
-						     sizeof(rec->c[i].name)))
-						v[k] += rec->c[i].value;
-			found++;
-		}
-		close(fd);
-	}
-	if (d)
-		closedir(d);
-	free(rec);
-	return found ? 0 : -EAGAIN;
+	return live_each(r->eng, sample_add, v) ? 0 : -EAGAIN;
 }
 
 const struct pcb_engine_ops pcb_engine_exec = {
@@ -450,13 +503,30 @@ static void last_line(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
+/* Has the program said its warm-up is over: @file there, or its
+ * steady_text in its stdout so far? */
+static bool steady_seen(const struct pcb_prog *p, const char *file)
+{
+	bool seen = false;
+	char *text;
+
+	if (p->steady_file)
+		return access(file, F_OK) == 0;
+	if ((text = pcb_prog_slurp(p->out))) {
+		seen = strstr(text, p->steady_text) != NULL;
+		free(text);
+	}
+	return seen;
+}
+
 int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 {
 	char *pairs = strdup(r->config ? r->config : ""), **argv = NULL;
 	static struct child_plan plan;	/* large: not on the stack */
 	static char live_var[1200];
-	char **envp = NULL;
+	char **envp = NULL, steady[1200];
 	int in = -1, out = -1, errf = -1, err = 0;
+	bool warm = !p->plain && r->warming && (p->steady_file || p->steady_text);
 	uint64_t t0, sent = 0;
 	struct rusage ru;
 	pid_t pid = -1;
@@ -465,6 +535,8 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 	pcb_path(r, p->out, sizeof(p->out), "%s.out", p->name);
 	pcb_path(r, p->err, sizeof(p->err), "%s.err", p->name);
 	pcb_path(r, p->stats, sizeof(p->stats), "%s.stats", p->name);
+	if (p->steady_file)
+		pcb_path(r, steady, sizeof(steady), "%s", p->steady_file);
 	p->stopped = false;
 	if (!pairs || !(argv = command(r, p, pairs))) {
 		err = pcb_fail(r, -ENOMEM, "cannot build %s's command line",
@@ -509,6 +581,7 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 	}
 	if (pid == 0)
 		child(&plan);
+	r->prog_pid = pid;
 
 	for (;;) {
 		struct timespec ts = { 0, (long)POLL_NS };
@@ -523,6 +596,14 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 			err = pcb_fail(r, -errno, "wait4: %s", strerror(errno));
 			break;
 		}
+		if (warm && (steady_seen(p, steady) || pcb_time_up(r))) {
+			/* the program's warm-up is over (or over its cap, said
+			 * in "warmup": it goes on under the measured part's) */
+			if (pcb_time_up(r) && !pcb_stop)
+				r->capped = true;
+			pcb_steady(r);
+			warm = false;
+		}
 		if (!sent && (pcb_stop || (p->stop_at_deadline && pcb_time_up(r)))) {
 			kill(pid, SIGINT);
 			sent = pcb_now_ns();
@@ -533,6 +614,7 @@ int pcb_prog_run(struct pcb_run *r, struct pcb_prog *p)
 		nanosleep(&ts, NULL);
 	}
 	p->secs = pcb_secs(pcb_now_ns() - t0);
+	r->prog_pid = 0;
 	if (err)
 		goto out;
 	p->maxrss = (uint64_t)ru.ru_maxrss << 10;

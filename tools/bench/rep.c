@@ -7,18 +7,25 @@
  *   drop         the kernel's cache of them: fdatasync + FADV_DONTNEED
  *   start        the engine (pagecache: a fresh pc_cache, budget touched)
  *   counters     snapshot ─┐
- *   sampler      adaptive ─┤  the workload's measured part, deadline set
- *   run          ──────────┘  (--profile: perf's events on around it only)
- *   counters     snapshot: deltas, rusage, derived figures (a workload
- *                may also snapshot its phases: pcb_counters, pcb_phase_end)
+ *   sampler      adaptive ─┤  the workload's run: first its warm-up (a
+ *   run          ──────────┘  workload with .warmup, on an engine with a
+ *                             cache), then pcb_steady(): the warm-up's
+ *                             deltas into "warmup", a new snapshot, the
+ *                             clock and deadline restarted, and the
+ *                             measured part (--profile: perf's events on
+ *                             around it only)
+ *   counters     snapshot: deltas since the steady state (or the start),
+ *                rusage, derived figures (a workload may also snapshot
+ *                its phases: pcb_counters, pcb_phase_end)
  *   stop         the engine (pagecache: pc_cache_destroy writes back)
  *
  * and the result, one JSON object (pcb_rep_run's comment in bench.h).
  *
  * The sampler reads the engine's page counters (pagecache: its vmstat;
  * the kernel engines: the memory cgroup's memory.stat) on one time axis,
- * seconds since the start of the measured part, so every engine's
- * timeline lines up with every other's.  Its interval adapts to a run
+ * seconds since the start of the measured part (the warm-up's samples
+ * negative: the axis is shifted when the sampler stops), so every
+ * engine's timeline lines up with every other's.  Its interval adapts to a run
  * whose length nobody knows in advance: it starts at SAMPLE_MIN_NS and,
  * whenever SAMPLE_CAP samples are held, every other one is dropped and the
  * interval doubles.  The samples are due on a grid (0, 10, 20 ms ...), not
@@ -227,6 +234,7 @@ static int sampler_start(struct sampler *s, struct pcb_run *r)
 static json_t *sampler_stop(struct sampler *s, bool started)
 {
 	json_t *o = json_object(), *a;
+	double shift;
 
 	if (started) {
 		pthread_mutex_lock(&s->lock);
@@ -235,9 +243,11 @@ static json_t *sampler_stop(struct sampler *s, bool started)
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->tid, NULL);
 	}
+	/* on the measured part's axis: the warm-up's samples before 0 */
+	shift = pcb_secs(s->r->t0_ns - s->t0);
 	a = json_array();
 	for (size_t j = 0; j < s->n; j++)
-		json_array_append_new(a, json_real(round(s->t[j] * 1e6) / 1e6));
+		json_array_append_new(a, json_real(round((s->t[j] - shift) * 1e6) / 1e6));
 	json_object_set_new(o, "t", a);
 	for (int i = 0; i < PCB_NR_SAMPLES; i++) {
 		a = json_array();
@@ -275,21 +285,26 @@ static json_t *delta(json_t *before, json_t *after)
 	return d;
 }
 
-/* The process's own device I/O: /proc/self/io, summed over its threads. */
-static void add_proc_io(json_t *o)
+/* A process's device I/O (@path: its /proc/PID/io, summed over its
+ * threads and the children it has reaped), added to @o's "io.*". */
+static void add_proc_io(json_t *o, const char *path)
 {
 	static const char *const keys[] = { "read_bytes", "write_bytes" };
 	char name[64], key[80];
 	unsigned long long v;
-	FILE *f = fopen("/proc/self/io", "re");
+	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return;
 	while (fscanf(f, "%63[^:]: %llu\n", name, &v) == 2)
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (strcmp(name, keys[i]) == 0) {
+				json_t *old;
+
 				pcb_fmt(key, sizeof(key), "io.%s", name);
-				json_object_set_new(o, key, json_integer((json_int_t)v));
+				old = json_object_get(o, key);
+				json_object_set_new(o, key, json_integer((json_int_t)v +
+					(json_is_integer(old) ? json_integer_value(old) : 0)));
 			}
 	fclose(f);
 }
@@ -298,8 +313,16 @@ json_t *pcb_counters(struct pcb_run *r)
 {
 	json_t *o = r->ops->vmstat(r);
 
-	if (o)
-		add_proc_io(o);
+	if (o) {
+		add_proc_io(o, "/proc/self/io");
+		/* a program still running: its I/O is not ours until reaped */
+		if (r->prog_pid > 0) {
+			char path[64];
+
+			pcb_fmt(path, sizeof(path), "/proc/%d/io", (int)r->prog_pid);
+			add_proc_io(o, path);
+		}
+	}
 	return o;
 }
 
@@ -328,14 +351,13 @@ static double tv_secs(struct timeval tv)
 }
 
 /* Figures every workload gets where the engine's counters allow. */
-static void derive_common(struct pcb_run *r, const struct rusage *ru0,
-			  const struct rusage *ru1)
+static void derive_common(struct pcb_run *r, const struct rusage *ru1)
 {
 	static const char *const prefix[] = { "memcg.", "" };
 	double d, k;
 
-	pcb_metric(r, "user-seconds", tv_secs(ru1->ru_utime) - tv_secs(ru0->ru_utime));
-	pcb_metric(r, "sys-seconds", tv_secs(ru1->ru_stime) - tv_secs(ru0->ru_stime));
+	pcb_metric(r, "user-seconds", tv_secs(ru1->ru_utime) - r->cpu0[0]);
+	pcb_metric(r, "sys-seconds", tv_secs(ru1->ru_stime) - r->cpu0[1]);
 	/* the cgroup's own reclaim first (v2 counts it), then the machine's */
 	for (int i = 0; i < 2; i++) {
 		char kd[64], kk[64];
@@ -365,18 +387,74 @@ static json_t *ordered_metrics(struct pcb_run *r)
 	return o;
 }
 
+/* ------------------------------------------------------------------ */
+/* Steady state: the warm-up, then the measured part (bench.h).        */
+
+/* The measured part's time limit, from its start. */
+static uint64_t measured_limit_ns(const struct pcb_run *r)
+{
+	/* timed workloads run for --duration; the others stop at the
+	 * runner's limit, so a slow engine cannot stall a suite */
+	return (uint64_t)((r->wl->timed ? r->opt->duration : r->limit_s) * 1e9);
+}
+
+/* An engine without a cache (direct) is in steady state from the start. */
+static bool has_cache(const struct pcb_run *r)
+{
+	return r->ops != &pcb_engine_direct;
+}
+
+bool pcb_warming(const struct pcb_run *r)
+{
+	return r->warming;
+}
+
+void pcb_steady(struct pcb_run *r)
+{
+	struct rusage ru;
+	json_t *mid, *w;
+	uint64_t now;
+
+	if (!r->warming)
+		return;
+	mid = pcb_counters(r);
+	getrusage(RUSAGE_SELF, &ru);
+	now = pcb_now_ns();
+	w = json_object();
+	json_object_set_new(w, "what", json_string(r->wl->warmup));
+	json_object_set_new(w, "seconds", json_real(pcb_secs(now - r->warm_t0_ns)));
+	/* stopped by its cap: the measured part starts short of steady */
+	json_object_set_new(w, "capped", json_boolean(r->capped && !pcb_stop));
+	json_object_set_new(w, "user-seconds", json_real(tv_secs(ru.ru_utime) -
+							 r->cpu0[0]));
+	json_object_set_new(w, "sys-seconds", json_real(tv_secs(ru.ru_stime) -
+							r->cpu0[1]));
+	json_object_set_new(w, "vmstat", delta(r->base, mid));
+	r->warmup = w;
+	json_decref(r->base);
+	r->base = mid;
+	r->cpu0[0] = tv_secs(ru.ru_utime);
+	r->cpu0[1] = tv_secs(ru.ru_stime);
+	r->capped = false;
+	r->warming = false;
+	r->t0_ns = now;
+	r->deadline_ns = now + measured_limit_ns(r);
+	pcb_profile_ctl(r, "enable");
+}
+
 json_t *pcb_rep_run(struct pcb_run *r)
 {
-	json_t *out = json_object(), *before = NULL, *after = NULL;
+	json_t *out = json_object(), *after = NULL;
 	json_t *samples = NULL;
 	struct sampler s;
 	struct rusage ru0, ru1;
 	bool inited = false, sampling = false, started = false;
-	uint64_t limit_ns;
 	int err = 0;
 
 	r->metrics = json_object();
 	r->directions = json_object();
+	/* known from the preparation on (a script may hold the warm-up) */
+	r->warming = r->wl->warmup && has_cache(r);
 	if (pcb_is_program(r->wl))
 		err = pcb_prog_prepare(r);
 	if (!err && r->wl->prepare)
@@ -390,13 +468,19 @@ json_t *pcb_rep_run(struct pcb_run *r)
 		started = err == 0;
 	}
 	if (!err) {
-		before = pcb_counters(r);
+		r->base = pcb_counters(r);
 		getrusage(RUSAGE_SELF, &ru0);
-		/* timed workloads run for --duration; the others stop at the
-		 * runner's limit, so a slow engine cannot stall a suite */
-		limit_ns = (uint64_t)((r->wl->timed ? r->opt->duration : r->limit_s) * 1e9);
-		r->t0_ns = pcb_now_ns();
-		r->deadline_ns = r->t0_ns + limit_ns;
+		r->cpu0[0] = tv_secs(ru0.ru_utime);
+		r->cpu0[1] = tv_secs(ru0.ru_stime);
+		/* the warm-up, when there is one, is capped like an untimed
+		 * workload; pcb_steady() starts the measured part's clock */
+		r->t0_ns = r->warm_t0_ns = pcb_now_ns();
+		r->deadline_ns = r->t0_ns + (r->warming ? (uint64_t)(r->limit_s * 1e9)
+							: measured_limit_ns(r));
+		if (r->wl->warmup && !r->warming)
+			r->warmup = json_pack("{s:s, s:f, s:s}", "what", r->wl->warmup,
+					      "seconds", 0.0, "skipped",
+					      "no cache to fill: steady from the start");
 		err = sampler_start(&s, r);
 		inited = true;
 		sampling = err == 0;
@@ -404,13 +488,16 @@ json_t *pcb_rep_run(struct pcb_run *r)
 			pcb_fail(r, err, "cannot start the sampler");
 	}
 	if (!err) {
-		pcb_profile_ctl(r, "enable");
+		if (!r->warming)
+			pcb_profile_ctl(r, "enable");
 		err = r->wl->run(r);
 		pcb_profile_ctl(r, "disable");
 		getrusage(RUSAGE_SELF, &ru1);
 		after = pcb_counters(r);
-		r->vm = delta(before, after);
-		derive_common(r, &ru0, &ru1);
+		r->vm = delta(r->base, after);
+		derive_common(r, &ru1);
+		if (!err && r->warming && !pcb_stop)	/* a workload's bug */
+			err = pcb_fail(r, -EIO, "the warm-up never ended (no pcb_steady)");
 		if (!err && r->wl->derive)
 			r->wl->derive(r);
 	}
@@ -445,10 +532,12 @@ json_t *pcb_rep_run(struct pcb_run *r)
 	json_object_set_new(out, "vmstat", r->vm ? r->vm : json_object());
 	if (r->phases)
 		json_object_set_new(out, "phases", r->phases);
+	if (r->warmup)
+		json_object_set_new(out, "warmup", r->warmup);
 	json_object_set_new(out, "samples", samples);
 	json_decref(r->metrics);
-	json_decref(before);
+	json_decref(r->base);
 	json_decref(after);
-	r->metrics = r->directions = r->vm = r->phases = NULL;
+	r->metrics = r->directions = r->vm = r->phases = r->warmup = r->base = NULL;
 	return out;
 }

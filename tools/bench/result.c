@@ -141,6 +141,8 @@ void pcb_result_add_rep(struct pcb_result *res, json_t *rep)
 	json_object_set(keep, "samples", json_object_get(rep, "samples"));
 	if (json_object_get(rep, "phases"))
 		json_object_set(keep, "phases", json_object_get(rep, "phases"));
+	if (json_object_get(rep, "warmup"))
+		json_object_set(keep, "warmup", json_object_get(rep, "warmup"));
 	if (json_object_get(rep, "trace"))
 		json_object_set(keep, "trace", json_object_get(rep, "trace"));
 	if (json_object_get(rep, "profile"))
