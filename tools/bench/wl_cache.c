@@ -3,7 +3,8 @@
  * (hotcold) and serving it fast (cached-read).
  *
  * hotcold (seeds 000 and 004: scan resistance)
- *   warm    the hot file (B/2) is read twice, so each page is used twice
+ *   warm    the hot file (B/2) is read twice, so each page is used twice:
+ *           the warm-up (its working set resident), then pcb_steady
  *   during  thread 0 reads 4 KiB pages of the hot file at random while
  *           thread 1 streams once through a cold file of 4 x B (64 KiB
  *           reads), until the stream ends or --duration passes
@@ -14,11 +15,12 @@
  *   Headline: the hit ratio during the stream; also after it, and ops/s.
  *
  * cached-read-T1, -T2 (the hit path)
- *   A file of B/2, read once to warm it, then T threads read 4 KiB pages
- *   at random for half of --duration with a copy (pread), then, where the
- *   engine has it, for as long with zero copy (pagecache: pc_get_page, a
- *   read of every cache line, pc_put_page).  Headline: reads per second
- *   per thread.  The kernel's pread of a cached page costs 0.5-1 us here.
+ *   A file of B/2, read once to warm it (the warm-up), then T threads
+ *   read 4 KiB pages at random for half of --duration with a copy
+ *   (pread), then, where the engine has it, for as long with zero copy
+ *   (pagecache: pc_get_page, a read of every cache line, pc_put_page).
+ *   Headline: reads per second per thread.  The kernel's pread of a
+ *   cached page costs 0.5-1 us here.
  *   Also cpu-ns/read and zc-cpu-ns/read: the reading threads' own CPU
  *   time per read (CLOCK_THREAD_CPUTIME_ID), which a loaded machine, where
  *   a thread waits for a core between reads, does not inflate as it does
@@ -194,14 +196,15 @@ static int hotcold_run(struct pcb_run *r)
 		return pcb_fail(r, err, "open %s: %s", path, strerror(-err));
 	}
 	/* warm: every hot page used twice, so a cache may call it hot */
-	for (int pass = 0; pass < 2 && err >= 0; pass++)
+	for (int pass = 0; pass < 2 && err >= 0 && pcb_warming(r); pass++)
 		err = (int)stream(r, h.hot, (uint64_t)pcb_param(r->par, "hot_size"),
 				  buf, false);
 	free(buf);
 	/* the measured part starts now: the deadline bounds the stream */
-	r->deadline_ns += pcb_now_ns() - r->t0_ns;
-	if (err >= 0)
+	if (err >= 0) {
+		pcb_steady(r);
 		err = pcb_threads(r, 2, hotcold_thread, &h);
+	}
 	r->ops->close(h.hot);
 	r->ops->close(h.cold);
 	if (err < 0)
@@ -228,6 +231,7 @@ PCB_WORKLOAD(hotcold) = {
 	.timed = true,
 	.in_suite = true,
 	.engines = PCB_ENG_ALL,
+	.warmup = "the hot file read twice",
 	.params = hotcold_params,
 	.disk = hotcold_disk,
 	.prepare = hotcold_prepare,
@@ -375,7 +379,7 @@ static int cached_run(struct pcb_run *r)
 	if (err < 0) {
 		opened--;
 		pcb_fail(r, err, "open %s: %s", path, strerror(-err));
-	} else {
+	} else if (pcb_warming(r)) {
 		/* warm: read it once */
 		int64_t n = stream(r, files[0], (uint64_t)pcb_param(r->par, "file_size"),
 				   buf, false);
@@ -383,8 +387,10 @@ static int cached_run(struct pcb_run *r)
 		err = n < 0 ? (int)n : 0;
 	}
 	free(buf);
-	if (err == 0)
+	if (err == 0) {
+		pcb_steady(r);
 		err = cached_phase(r, &c, false, &rate, &cpu);
+	}
 	if (err == 0 && !pcb_stop) {
 		pcb_metric(r, "reads/s/thread", rate);
 		pcb_metric(r, "ns/read", 1e9 / rate);
@@ -417,6 +423,7 @@ static int cached_run(struct pcb_run *r)
 		.timed = true, \
 		.in_suite = true, \
 		.engines = PCB_ENG_HIT, \
+		.warmup = "the file read once", \
 		.params = cached_t##T##_params, \
 		.disk = cached_disk, \
 		.prepare = cached_prepare, \

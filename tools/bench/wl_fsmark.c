@@ -6,6 +6,10 @@
  *   fsmark-4M   S = 4 MiB, F x T x S = 2 x B
  *   fsmark-8K   S = 8 KiB, 256 files per subfolder, F x T x 64 KiB = B
  *               (so B = 256M makes 4096 files: fsync-bound, a few seconds)
+ * The warm-up, in folders of its own (w<thread>/), makes files the same
+ * way first: for 4M, B of them (the cache full of the files' pages), for
+ * 8K a quarter of the measured count; they stay, so the measured files
+ * take their place in a full cache.
  * Headline: files per second.  Also fs_mark's "App overhead": the time the
  * threads spent outside create/write/fsync/close, in microseconds.
  *
@@ -27,8 +31,14 @@ struct fsmark_thread {
 	uint64_t fs_ns, total_ns;
 };
 
+struct fsmark_pass {
+	struct fsmark_thread *th;
+	const char *prefix;		/* the threads' folders: "t", "w" */
+	int64_t files;			/* a thread's, in this pass */
+};
+
 static void params(struct pcb_params *p, const struct pcb_opts *o,
-		   uint64_t size, uint64_t per_thread_bytes)
+		   uint64_t size, uint64_t per_thread_bytes, uint64_t warm)
 {
 	int threads = 2 * o->cpus;
 	uint64_t files = per_thread_bytes / (uint64_t)threads / size;
@@ -37,19 +47,23 @@ static void params(struct pcb_params *p, const struct pcb_opts *o,
 	pcb_param_set(p, "threads", threads);
 	pcb_param_set(p, "file_size", (int64_t)size);
 	pcb_param_set(p, "files_per_thread", (int64_t)(files ? files : 1));
+	pcb_param_set(p, "warmup_files_per_thread", (int64_t)(warm ? warm : 1));
 	pcb_param_set(p, "files_per_dir", PER_DIR);
 	pcb_param_set(p, "chunk", CHUNK);
 }
 
 static void params_4m(struct pcb_params *p, const struct pcb_opts *o)
 {
-	params(p, o, 4u << 20, 2 * o->budget);
+	/* warm-up: B of files */
+	params(p, o, 4u << 20, 2 * o->budget,
+	       o->budget / (uint64_t)(2 * o->cpus) / (4u << 20));
 }
 
 static void params_8k(struct pcb_params *p, const struct pcb_opts *o)
 {
 	/* F x T x 64 KiB = B: the count of files, each of 8 KiB */
-	params(p, o, 8u << 10, o->budget / 8);
+	params(p, o, 8u << 10, o->budget / 8,
+	       o->budget / 8 / (uint64_t)(2 * o->cpus) / (8u << 10) / 4);
 }
 
 static uint64_t disk(const struct pcb_params *p)
@@ -57,15 +71,17 @@ static uint64_t disk(const struct pcb_params *p)
 	uint64_t size = (uint64_t)pcb_param(p, "file_size");
 
 	/* and a block of metadata per file */
-	return (uint64_t)(pcb_param(p, "threads") * pcb_param(p, "files_per_thread")) *
-	       (size + 4096);
+	return (uint64_t)(pcb_param(p, "threads") * (pcb_param(p, "files_per_thread") +
+			  pcb_param(p, "warmup_files_per_thread"))) * (size + 4096);
 }
 
 static int one_thread(struct pcb_run *r, int i, void *arg)
 {
-	struct fsmark_thread *me = (struct fsmark_thread *)arg + i;
+	struct fsmark_pass *pass = arg;
+	struct fsmark_thread *me = pass->th + i;
+	const char *pre = pass->prefix;
 	uint64_t size = (uint64_t)pcb_param(r->par, "file_size");
-	int64_t nfiles = pcb_param(r->par, "files_per_thread");
+	int64_t nfiles = pass->files;
 	uint64_t t0 = pcb_now_ns();
 	char path[1100];
 	void *buf = pcb_buf(CHUNK);
@@ -82,16 +98,16 @@ static int one_thread(struct pcb_run *r, int i, void *arg)
 			break;
 		}
 		if (j % PER_DIR == 0) {
-			pcb_mkdir(pcb_path(r, path, sizeof(path), "t%d", i));
-			err = pcb_mkdir(pcb_path(r, path, sizeof(path), "t%d/d%d", i,
-						 (int)(j / PER_DIR)));
+			pcb_mkdir(pcb_path(r, path, sizeof(path), "%s%d", pre, i));
+			err = pcb_mkdir(pcb_path(r, path, sizeof(path), "%s%d/d%d", pre,
+						 i, (int)(j / PER_DIR)));
 			if (err < 0) {
 				pcb_fail(r, err, "mkdir %s: %s", path, strerror(-err));
 				break;
 			}
 		}
-		pcb_path(r, path, sizeof(path), "t%d/d%d/f%d", i, (int)(j / PER_DIR),
-			 (int)(j % PER_DIR));
+		pcb_path(r, path, sizeof(path), "%s%d/d%d/f%d", pre, i,
+			 (int)(j / PER_DIR), (int)(j % PER_DIR));
 		t = pcb_now_ns();
 		err = pcb_open(r, path, O_CREAT | O_EXCL | O_WRONLY, &f);
 		if (err < 0) {
@@ -121,12 +137,22 @@ static int run(struct pcb_run *r)
 {
 	int t = (int)pcb_param(r->par, "threads");
 	struct fsmark_thread *th = calloc((size_t)t, sizeof(*th));
+	struct fsmark_pass pass = { th, "w", pcb_param(r->par, "warmup_files_per_thread") };
 	double files = 0, overhead_ns = 0, secs;
-	int err;
+	int err = 0;
 
 	if (!th)
 		return -ENOMEM;
-	err = pcb_threads(r, t, one_thread, th);
+	if (pcb_warming(r)) {
+		err = pcb_threads(r, t, one_thread, &pass);
+		memset(th, 0, (size_t)t * sizeof(*th));
+	}
+	if (!err) {
+		pcb_steady(r);
+		pass.prefix = "t";
+		pass.files = pcb_param(r->par, "files_per_thread");
+		err = pcb_threads(r, t, one_thread, &pass);
+	}
 	secs = pcb_secs(pcb_now_ns() - r->t0_ns);
 	for (int i = 0; i < t; i++) {
 		files += (double)th[i].files;
@@ -143,7 +169,7 @@ static int run(struct pcb_run *r)
 	return 0;
 }
 
-#define FSMARK(id, size, desc) \
+#define FSMARK(id, size, desc, warm) \
 	PCB_WORKLOAD(fsmark_##id) = { \
 		.name = "fsmark-" size, \
 		.group = "fsmark", \
@@ -151,10 +177,13 @@ static int run(struct pcb_run *r)
 		.metric = "files/s", \
 		.in_suite = true, \
 		.engines = PCB_ENG_ALL, \
+		.warmup = warm, \
 		.params = params_##id, \
 		.disk = disk, \
 		.run = run, \
 	};
 
-FSMARK(4m, "4M", "2xCPUs threads make 4 MiB files (16 KiB writes, fsync), 2xB in all")
-FSMARK(8k, "8K", "2xCPUs threads make 8 KiB files, 256 a folder, fsync each")
+FSMARK(4m, "4M", "2xCPUs threads make 4 MiB files (16 KiB writes, fsync), 2xB in all",
+       "B of files made the same way")
+FSMARK(8k, "8K", "2xCPUs threads make 8 KiB files, 256 a folder, fsync each",
+       "a quarter as many files made the same way")

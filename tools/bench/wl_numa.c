@@ -393,7 +393,8 @@ static int run(struct pcb_run *r)
 		for (uint64_t k = 0; k < s->slot[i].region_pins; k++)
 			r->ops->page_put(s->slot[i].pins[k]);
 	/* the measured part starts now: --duration of shuffled reads */
-	r->deadline_ns += pcb_now_ns() - r->t0_ns;
+	if (!err)
+		pcb_steady(r);
 	if (!err && !pcb_stop) {
 		before = r->ops->vmstat(r);
 		s->base_migrated = (uint64_t)counter(before, "numa_pages_migrated");
@@ -439,6 +440,8 @@ static int run(struct pcb_run *r)
 	.na_reason = "needs an engine with NUMA nodes to put threads on " \
 		     "(pagecache: pc_thread_set_node)", \
 	.pc_variants = { "nodes=4", "numa.balancing=1 nodes=4" }, \
+	.warmup = "the fill: each region read twice (-full: every node " \
+		  "filled too)", \
 	.disk = disk, \
 	.prepare = prepare, \
 	.run = run

@@ -20,7 +20,13 @@
  *   UPDATE tellers ... tid=T; UPDATE branches ... bid=B;
  *   INSERT INTO history ...; COMMIT;
  *
- * with A, T, B uniformly random.  Every MARK_EVERY transactions (10: a
+ * with A, T, B uniformly random.  On an engine with a cache the script
+ * starts with the warm-up: a scan of B of the accounts table (the first
+ * B / 100 rows: the cache full of the database, for accounts drawn
+ * uniformly any B serves as well as another), then WARMUP_TRANSACTIONS
+ * of the same transactions (the journal's life, SQLite's own cache);
+ * then `.output steady` makes the file that ends the lab's warm-up
+ * (pcb_steady, program.c).  Every MARK_EVERY transactions (10: a
  * run cut to a second by --max-time still has marks) the script
  * prints "pcb-mark <done> <unix seconds>" (julianday('now'): milliseconds);
  * transactions/s is the marks' count over their time, so the shell's
@@ -40,6 +46,8 @@
 #define PER_BRANCH	100000
 #define TELLERS		10
 #define TRANSACTIONS	1000
+#define WARMUP_TRANSACTIONS	100
+#define STEADY_FILE	"steady"
 #define MARK_EVERY	10
 #define SEED		0x7bcbull
 
@@ -53,6 +61,8 @@ static void params(struct pcb_params *p, const struct pcb_opts *o)
 	pcb_param_set(p, "branches", branches);
 	pcb_param_set(p, "tellers", branches * TELLERS);
 	pcb_param_set(p, "transactions", TRANSACTIONS);
+	pcb_param_set(p, "warmup_rows", (int64_t)(o->budget / ROW_BYTES));
+	pcb_param_set(p, "warmup_transactions", WARMUP_TRANSACTIONS);
 	pcb_param_set(p, "seed", (int64_t)SEED);
 }
 
@@ -121,28 +131,18 @@ static void mark(FILE *f, int done)
 		"(julianday('now') - 2440587.5) * 86400.0);\n", done);
 }
 
-/* The transactions, into the repetition's folder (after the database). */
-static int write_script(struct pcb_run *r)
+/* One transaction from the stream @seed. */
+static void transaction(struct pcb_run *r, FILE *f, uint64_t *seed)
 {
 	int64_t accounts = pcb_param(r->par, "accounts");
 	int64_t tellers = pcb_param(r->par, "tellers");
 	int64_t branches = pcb_param(r->par, "branches");
-	int n = (int)pcb_param(r->par, "transactions");
-	uint64_t seed = (uint64_t)pcb_param(r->par, "seed");
-	char path[1100];
-	FILE *f = fopen(pcb_path(r, path, sizeof(path), "oltp.sql"), "we");
+	long long aid = (long long)(pcb_rand(seed) % (uint64_t)accounts) + 1;
+	long long tid = (long long)(pcb_rand(seed) % (uint64_t)tellers) + 1;
+	long long bid = (long long)(pcb_rand(seed) % (uint64_t)branches) + 1;
+	int delta = (int)(pcb_rand(seed) % 10001) - 5000;
 
-	if (!f)
-		return pcb_fail(r, -errno, "cannot write %s", path);
-	fputs("PRAGMA journal_mode=DELETE;\n", f);
-	mark(f, 0);
-	for (int i = 1; i <= n; i++) {
-		long long aid = (long long)(pcb_rand(&seed) % (uint64_t)accounts) + 1;
-		long long tid = (long long)(pcb_rand(&seed) % (uint64_t)tellers) + 1;
-		long long bid = (long long)(pcb_rand(&seed) % (uint64_t)branches) + 1;
-		int delta = (int)(pcb_rand(&seed) % 10001) - 5000;
-
-		fprintf(f, "BEGIN;\n"
+	fprintf(f, "BEGIN;\n"
 			"UPDATE accounts SET abalance = abalance + %d WHERE aid = %lld;\n"
 			"SELECT abalance FROM accounts WHERE aid = %lld;\n"
 			"UPDATE tellers SET tbalance = tbalance + %d WHERE tid = %lld;\n"
@@ -151,6 +151,30 @@ static int write_script(struct pcb_run *r)
 			"CURRENT_TIMESTAMP, NULL);\n"
 			"COMMIT;\n", delta, aid, aid, delta, tid, delta, bid,
 			tid, bid, aid, delta);
+}
+
+/* The script, into the repetition's folder (after the database): the
+ * warm-up when there is one, then the measured transactions. */
+static int write_script(struct pcb_run *r)
+{
+	int n = (int)pcb_param(r->par, "transactions");
+	uint64_t seed = (uint64_t)pcb_param(r->par, "seed");
+	char path[1100];
+	FILE *f = fopen(pcb_path(r, path, sizeof(path), "oltp.sql"), "we");
+
+	if (!f)
+		return pcb_fail(r, -errno, "cannot write %s", path);
+	fputs("PRAGMA journal_mode=DELETE;\n", f);
+	if (pcb_warming(r)) {
+		fprintf(f, "SELECT sum(abalance) FROM accounts WHERE aid <= %lld;\n",
+			(long long)pcb_param(r->par, "warmup_rows"));
+		for (int i = 0; i < pcb_param(r->par, "warmup_transactions"); i++)
+			transaction(r, f, &seed);
+		fputs(".output " STEADY_FILE "\n.print steady\n.output\n", f);
+	}
+	mark(f, 0);
+	for (int i = 1; i <= n; i++) {
+		transaction(r, f, &seed);
 		if (i % MARK_EVERY == 0 || i == n)
 			mark(f, i);
 	}
@@ -162,14 +186,20 @@ static int write_script(struct pcb_run *r)
 static int run(struct pcb_run *r)
 {
 	struct pcb_prog p = { .name = "sqlite3", .stop_at_deadline = true };
+	bool warm = pcb_warming(r);
 	char db[1200], script[1100], *text, *l;
 	double t0 = 0, t1 = 0;
 	int first = -1, last = -1, err;
 
 	pcb_fmt(db, sizeof(db), "%s/oltp.db", r->prep);
 	pcb_path(r, script, sizeof(script), "oltp.sql");
+	if (warm)
+		p.steady_file = STEADY_FILE;
 	if ((err = run_script(r, &p, db, script)))
 		return err;
+	if (pcb_warming(r))
+		return pcb_fail(r, -EIO, "sqlite3's warm-up did not end (no %s)",
+				STEADY_FILE);
 	text = pcb_prog_slurp(p.out);
 	for (l = text; l && (l = strstr(l, "pcb-mark ")); l++) {
 		int done;
@@ -212,6 +242,7 @@ PCB_WORKLOAD(sqlite_oltp) = {
 	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
 	.na_reason = "sqlite3 chooses its own I/O: it runs under pagecache or "
 		     "the kernel's page cache only",
+	.warmup = "a scan of B of the accounts, then 100 transactions",
 	.params = params,
 	.disk = disk,
 	.prepare = write_script,

@@ -9,6 +9,9 @@
  *   rand-write   4000 / T writes at random blocks
  *   seq-read     the whole file
  *   rand-read    4000 / T reads at random blocks
+ * The warm-up before them writes a file of B (4 KiB writes, fsync) that
+ * stays: the phases start with the cache full, and take their pages from
+ * it.
  * Per phase: MB/s over the phase's wall time, mean and max latency of one
  * 4 KiB call.  Headline: seq-read MB/s (the seed's "sequential read
  * throughput").
@@ -119,6 +122,7 @@ static void params(struct pcb_params *p, const struct pcb_opts *o, int threads)
 		      (int64_t)(2 * o->budget / (uint64_t)threads / BLOCK * BLOCK));
 	pcb_param_set(p, "block", BLOCK);
 	pcb_param_set(p, "rand_ops", 4000 / threads);
+	pcb_param_set(p, "warmup_size", (int64_t)(o->budget / BLOCK * BLOCK));
 }
 
 static void params_t1(struct pcb_params *p, const struct pcb_opts *o) { params(p, o, 1); }
@@ -127,7 +131,42 @@ static void params_t4(struct pcb_params *p, const struct pcb_opts *o) { params(p
 
 static uint64_t disk(const struct pcb_params *p)
 {
-	return (uint64_t)(pcb_param(p, "threads") * pcb_param(p, "file_size"));
+	return (uint64_t)(pcb_param(p, "threads") * pcb_param(p, "file_size") +
+			  pcb_param(p, "warmup_size"));
+}
+
+/* The warm-up: a file of B in BLOCK writes, fsync; 0 or -errno. */
+static int warm_up(struct pcb_run *r)
+{
+	uint64_t size = (uint64_t)pcb_param(r->par, "warmup_size");
+	struct pcb_file *f;
+	char path[1100];
+	void *buf = pcb_buf(BLOCK);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	err = pcb_open(r, pcb_path(r, path, sizeof(path), "warm"),
+		       O_CREAT | O_TRUNC | O_WRONLY, &f);
+	if (err < 0) {
+		free(buf);
+		return pcb_fail(r, err, "open %s: %s", path, strerror(-err));
+	}
+	for (uint64_t off = 0; off < size && !err; off += BLOCK) {
+		ssize_t n = r->ops->pwrite(f, buf, BLOCK, (off_t)off);
+
+		if (n < 0)
+			err = pcb_fail(r, (int)n, "warm-up: %s", strerror((int)-n));
+		else if (((off / BLOCK) & 255) == 255 && pcb_time_up(r))
+			r->capped = !pcb_stop;
+		if (r->capped || pcb_stop)
+			break;
+	}
+	if (!err && (err = r->ops->fsync(f)) < 0)
+		pcb_fail(r, err, "warm-up fsync: %s", strerror(-err));
+	r->ops->close(f);
+	free(buf);
+	return err;
 }
 
 static double pc_max0(double v)
@@ -207,6 +246,11 @@ static int run(struct pcb_run *r)
 
 	if (!tio.t)
 		return -ENOMEM;
+	if (pcb_warming(r) && (err = warm_up(r)) < 0) {
+		free(tio.t);
+		return err;
+	}
+	pcb_steady(r);
 	uint64_t deadline = r->deadline_ns;
 
 	for (int ph = 0; ph < NR_PHASES && !err && !pcb_stop; ph++) {
@@ -262,6 +306,7 @@ static int run(struct pcb_run *r)
 		.metric = "seq-read-MB/s",				\
 		.in_suite = suite,					\
 		.engines = PCB_ENG_ALL,					\
+		.warmup = "a file of B written",			\
 		.params = params_t##T,					\
 		.disk = disk,						\
 		.run = run,						\

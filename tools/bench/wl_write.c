@@ -2,13 +2,17 @@
  * tools/bench/wl_write.c - the streaming writers of seeds 000 and 001.
  *
  * seq-write (seed 000: xfs_io -c "pwrite 0 47g" on a 16 GB machine): one
- *   writer makes a new file of 3 x B in 4 KiB pwrites, then fsyncs.  The
+ *   writer makes a new file in 4 KiB pwrites: its first B is the warm-up
+ *   (the cache full of dirty pages, writeback under way: the writer's
+ *   steady state), the next 3 x B and the fsync the measured part.  The
  *   budget fills with dirty pages three times over, so writeback and
  *   reclaim race the writer; on pagecache it also runs with nodes=4
  *   (fake NUMA, as fake_numa=4 in the seed).  Headline MB/s.
  * dd-async (seed 001): a file of B/10 in 4 KiB writes, fsync, delete; ten
- *   times.  Headline: the slowest iteration's seconds.  Also the page
- *   wait-queue lookups and wake-ups per page (pagecache's counters).
+ *   times, after one more as the warm-up (the pages it frees are the
+ *   ones the next file takes).  Headline: the slowest iteration's
+ *   seconds.  Also the page wait-queue lookups and wake-ups per page
+ *   (pagecache's counters).
  *
  * One thread each; the buffer is the workload's own, touched beforehand.
  */
@@ -21,31 +25,50 @@
 
 #define BLOCK 4096
 
-/* Write @size bytes to a new file in BLOCK pwrites, then fsync.  Returns
- * the bytes written (fewer when the time ran out), or -errno. */
-static int64_t write_file(struct pcb_run *r, const char *path, uint64_t size,
-			  const void *buf, double *fsync_s)
+/* Write [@from, @to) of @f in BLOCK pwrites; the bytes written (fewer
+ * when the time ran out), or -errno. */
+static int64_t write_range(struct pcb_run *r, struct pcb_file *f, uint64_t from,
+			   uint64_t to, const void *buf)
 {
-	struct pcb_file *f;
-	uint64_t off = 0, t;
-	int err;
+	uint64_t off = from;
 
-	err = pcb_open(r, path, O_CREAT | O_TRUNC | O_WRONLY, &f);
-	if (err < 0)
-		return pcb_fail(r, err, "open %s: %s", path, strerror(-err));
-	for (unsigned i = 0; off < size; i++, off += BLOCK) {
+	for (unsigned i = 0; off < to; i++, off += BLOCK) {
 		ssize_t n = r->ops->pwrite(f, buf, BLOCK, (off_t)off);
 
-		if (n < 0) {
-			r->ops->close(f);
+		if (n < 0)
 			return pcb_fail(r, (int)n, "pwrite at %llu: %s",
 					(unsigned long long)off, strerror((int)-n));
-		}
 		if ((i & 255) == 255 && pcb_time_up(r)) {
 			r->capped = !pcb_stop;
 			off += BLOCK;
 			break;
 		}
+	}
+	return (int64_t)(off - from);
+}
+
+/* Write @size bytes to a new file in BLOCK pwrites, then fsync; the first
+ * @warm bytes of them (0: none) are the warm-up, pcb_steady() after them.
+ * Returns the bytes written after the warm-up (fewer when the time ran
+ * out), or -errno. */
+static int64_t write_file(struct pcb_run *r, const char *path, uint64_t warm,
+			  uint64_t size, const void *buf, double *fsync_s)
+{
+	struct pcb_file *f;
+	int64_t off = 0;
+	uint64_t t;
+	int err;
+
+	err = pcb_open(r, path, O_CREAT | O_TRUNC | O_WRONLY, &f);
+	if (err < 0)
+		return pcb_fail(r, err, "open %s: %s", path, strerror(-err));
+	if (warm && (off = write_range(r, f, 0, warm, buf)) >= 0)
+		pcb_steady(r);
+	if (off >= 0)
+		off = write_range(r, f, warm, size, buf);
+	if (off < 0) {
+		r->ops->close(f);
+		return off;
 	}
 	t = pcb_now_ns();
 	err = r->ops->fsync(f);
@@ -61,9 +84,15 @@ static int64_t write_file(struct pcb_run *r, const char *path, uint64_t size,
 static void seq_write_params(struct pcb_params *p, const struct pcb_opts *o)
 {
 	pcb_param_set(p, "budget", (int64_t)o->budget);
+	pcb_param_set(p, "warmup_size", (int64_t)(o->budget / BLOCK * BLOCK));
 	pcb_param_set(p, "file_size", (int64_t)(3 * o->budget));
 	pcb_param_set(p, "block", BLOCK);
 	pcb_param_set(p, "threads", 1);
+}
+
+static uint64_t seq_write_disk(const struct pcb_params *p)
+{
+	return (uint64_t)(pcb_param(p, "warmup_size") + pcb_param(p, "file_size"));
 }
 
 static uint64_t file_size_disk(const struct pcb_params *p)
@@ -76,12 +105,15 @@ static int seq_write_run(struct pcb_run *r)
 	char path[1100];
 	void *buf = pcb_buf(BLOCK);
 	double fsync_s = 0, secs;
+	uint64_t warm;
 	int64_t done;
 
 	if (!buf)
 		return -ENOMEM;
-	done = write_file(r, pcb_path(r, path, sizeof(path), "seq-write"),
-			  (uint64_t)pcb_param(r->par, "file_size"), buf, &fsync_s);
+	warm = pcb_warming(r) ? (uint64_t)pcb_param(r->par, "warmup_size") : 0;
+	done = write_file(r, pcb_path(r, path, sizeof(path), "seq-write"), warm,
+			  warm + (uint64_t)pcb_param(r->par, "file_size"), buf,
+			  &fsync_s);
 	free(buf);
 	if (done < 0)
 		return (int)done;
@@ -119,9 +151,10 @@ PCB_WORKLOAD(seq_write) = {
 	.metric = "MB/s",
 	.in_suite = true,
 	.engines = PCB_ENG_ALL,
+	.warmup = "the file's first B written",
 	.pc_variants = { "nodes=4" },
 	.params = seq_write_params,
-	.disk = file_size_disk,
+	.disk = seq_write_disk,
 	.run = seq_write_run,
 	.derive = seq_write_derive,
 };
@@ -147,10 +180,12 @@ static int dd_async_run(struct pcb_run *r)
 	if (!buf)
 		return -ENOMEM;
 	pcb_path(r, path, sizeof(path), "dd-async");
-	for (int i = 0; i < pcb_param(r->par, "iterations") && !pcb_time_up(r); i++) {
+	/* the warm-up: one iteration more, its figures not counted */
+	for (int i = pcb_warming(r) ? -1 : 0;
+	     i < pcb_param(r->par, "iterations") && !pcb_time_up(r); i++) {
 		uint64_t t = pcb_now_ns();
 		double fsync_s, s;
-		int64_t done = write_file(r, path, size, buf, &fsync_s);
+		int64_t done = write_file(r, path, 0, size, buf, &fsync_s);
 
 		if (done < 0) {
 			err = (int)done;
@@ -162,6 +197,10 @@ static int dd_async_run(struct pcb_run *r)
 			break;
 		}
 		s = pcb_secs(pcb_now_ns() - t);
+		if (i < 0) {
+			pcb_steady(r);
+			continue;
+		}
 		if ((uint64_t)done < size)	/* cut short: not an iteration */
 			break;
 		slowest = s > slowest ? s : slowest;
@@ -209,6 +248,7 @@ PCB_WORKLOAD(dd_async) = {
 	.metric = "slowest-seconds",
 	.lower = true,
 	.engines = PCB_ENG_ALL,
+	.warmup = "one iteration",
 	.params = dd_async_params,
 	.disk = file_size_disk,
 	.run = dd_async_run,
