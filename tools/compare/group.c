@@ -22,7 +22,8 @@
  *
  * Metrics.  The "metrics" of the repetitions in order of first appearance
  * (the bench tool writes the headline first), then the "vmstat" deltas as
- * "vmstat.NAME".
+ * "vmstat.NAME", then the warm-up's length (a repetition's "warmup", when
+ * one ran: bench discards it from everything else) as "warmup-seconds".
  * Direction: the headline's, else "directions", else lower-is-better for
  * names containing latency, seconds or time, higher otherwise.  Profile
  * metrics ("perf-profile.self.cycles-pp.SYMBOL", bench --profile) are
@@ -495,6 +496,21 @@ static int add_object(struct pcc_db *db, struct pcc_case *c,
 	return 0;
 }
 
+/* A repetition's warm-up, when one ran: its seconds as "warmup-seconds". */
+static int add_warmup(struct pcc_db *db, struct pcc_case *c,
+		      const struct pcc_result *r, json_t *rep)
+{
+	json_t *w = json_object_get(rep, "warmup");
+	json_t *secs = json_object_get(w, "seconds");
+	struct pcc_metric *m;
+
+	if (!json_is_number(secs) || json_object_get(w, "skipped"))
+		return 0;
+	m = metric_get(db, c, r, "warmup-seconds", false);
+	return !m || vals_add(&m->per_set[r->set], json_number_value(secs)) ?
+	       -ENOMEM : 0;
+}
+
 /* Did this repetition record a profile (bench --profile)? */
 static bool profiled(json_t *rep)
 {
@@ -575,7 +591,8 @@ static int fill(struct pcc_db *db)
 			if (add_object(db, c, r, json_object_get(rep, "metrics"),
 				       false) ||
 			    add_object(db, c, r, json_object_get(rep, "vmstat"),
-				       true))
+				       true) ||
+			    add_warmup(db, c, r, rep))
 				return -ENOMEM;
 		}
 	}

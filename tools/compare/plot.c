@@ -466,8 +466,10 @@ static json_t *median_samples(const struct pcc_db *db, size_t k, size_t s,
 	return best;
 }
 
-/* A datablock of samples in MiB; returns the largest value, *t the end. */
-static double put_samples(FILE *f, const char *name, json_t *samples, double *t)
+/* A datablock of samples in MiB; returns the largest value, *t the end,
+ * *t0 the first (negative: the warm-up's, bench's "warmup"). */
+static double put_samples(FILE *f, const char *name, json_t *samples, double *t,
+			  double *t0)
 {
 	json_t *ts = json_object_get(samples, "t");
 	double top = 0;
@@ -477,6 +479,7 @@ static double put_samples(FILE *f, const char *name, json_t *samples, double *t)
 		double x = json_number_value(json_array_get(ts, i));
 
 		*t = x > *t ? x : *t;
+		*t0 = x < *t0 ? x : *t0;
 		put_num(f, x);
 		for (size_t c = 0; c < NCOUNTER; c++) {
 			json_t *y = json_array_get(json_object_get(samples,
@@ -523,14 +526,15 @@ static bool counters_pair(const struct pcc_db *db, const struct pcc_verdict *v,
 	json_t *smp[2];
 	long rep[2] = { 0, 0 }, nrep[2];
 	const char *eng[2] = { "", "" };
-	double t = 0, top = 0;
+	double t = 0, t0 = 0, top = 0;
 	int panels = 0;
 
 	for (int i = 0; i < 2; i++) {
 		smp[i] = i && v->subj == v->base ? NULL :
 			 median_samples(db, k, sets[i], &rep[i], &nrep[i], &eng[i]);
 		if (smp[i]) {
-			double y = put_samples(f, i ? "cbase" : "csubj", smp[i], &t);
+			double y = put_samples(f, i ? "cbase" : "csubj", smp[i], &t,
+					       &t0);
 
 			top = y > top ? y : top;
 			panels++;
@@ -547,9 +551,13 @@ static bool counters_pair(const struct pcc_db *db, const struct pcc_verdict *v,
 	put_str(f, db->kase[k].name);
 	fprintf(f, ")\nset key outside bottom center horizontal samplen 2 "
 		"spacing 1 width -1\n"
-		"set xrange [0:%g]\nset yrange [0:%g]\n"
-		"set xlabel 'seconds since the start of the measured part'\n"
-		"set ylabel 'MiB'\n", t > 0 ? t : 1, top > 0 ? top * 1.05 : 1);
+		"set xrange [%g:%g]\nset yrange [0:%g]\n"
+		"set xlabel 'seconds since the start of the measured part%s'\n"
+		"set ylabel 'MiB'\n", t0, t > 0 ? t : 1, top > 0 ? top * 1.05 : 1,
+		t0 < 0 ? " (before 0: the warm-up, not measured)" : "");
+	if (t0 < 0)	/* where the warm-up ends */
+		fputs("set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 "
+		      "lc rgb '#555555'\n", f);
 	for (int i = 0; i < 2; i++) {
 		if (!smp[i])
 			continue;
