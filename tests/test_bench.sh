@@ -10,7 +10,15 @@
 #      counter samples never closer than 5 ms), or an n/a file where the
 #      engine cannot serve it; the limit engine only where a workload names
 #      it (the cached-read rows); no test file is left; a --budget list runs
-#      each workload at each budget;
+#      each workload at each budget; a workload with a warm-up (the
+#      list's "warm-up:") records it in each repetition's "warmup" (what,
+#      seconds, capped, its own counter deltas; on direct "skipped"), its
+#      samples before t = 0, and the measured counters exclude it:
+#      seq-write's pages dirtied (pagecache: exactly) or bytes dirtied
+#      (kernel, dontcache: and their metadata, under 1/64 more) are the
+#      warm-up's B in "warmup" and the measured 3 x B in "vmstat";
+#      cached-read's file is read in (pgpgin, the device's bytes) in the
+#      warm-up and never in the measured part;
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
 #      so, on screen and in its file;
 #   4. a run interrupted by SIGINT exits 130, marks its result partial and
@@ -143,6 +151,8 @@ import json, os, re, sys
 out, listing = sys.argv[1], open(sys.argv[2]).read()
 listed = re.findall(r"^  \S+\s+(\S+)\s+\S+\s+\((?:hi|lo)\)\s+(\S+)", listing, re.M)
 names = [n for n in listed if n[0] in sys.argv[3].split(",")]
+# the workloads with a warm-up: "    warm-up: WHAT" two lines below
+warmed = set(re.findall(r"^  \S+\s+(\S+)\s.*\n    .*\n    warm-up: ", listing, re.M))
 engines = ["pagecache", "kernel", "dontcache", "direct", "limit"]
 bad = 0
 
@@ -251,6 +261,26 @@ def check(path, wl, engine, served):
     if engine != "pagecache" and d["constrained"] and not any(k.startswith("memcg.") for k in vm):
         problems.append("vmstat lacks memory.stat deltas")
     s = rep.get("samples", {})
+    w = rep.get("warmup")
+    if wl not in warmed:
+        if w is not None: problems.append("a warm-up it does not have")
+        if any(t < 0 for t in s.get("t", [])): problems.append("samples before 0")
+    elif not isinstance(w, dict) or not isinstance(w.get("what"), str) or \
+            not isinstance(w.get("seconds"), (int, float)):
+        problems.append("no warmup what/seconds: %s" % w)
+    elif engine == "direct":     # no cache: steady from the start
+        if not w.get("skipped") or w["seconds"] != 0 or \
+                any(t < 0 for t in s.get("t", [])):
+            problems.append("direct's warm-up not skipped: %s" % w)
+    else:
+        wv = w.get("vmstat")
+        if not isinstance(w.get("capped"), bool) or not isinstance(wv, dict) or \
+                not wv or not all(isinstance(v, int) for v in wv.values()) or \
+                w["seconds"] <= 0:
+            problems.append("warmup: %s" % {k: v for k, v in w.items() if k != "vmstat"})
+        # the warm-up's samples come before the measured part's 0
+        if any(t < -w["seconds"] - 0.001 for t in s.get("t", [])):
+            problems.append("samples before the warm-up: %s" % s["t"][:3])
     keys = ["t", "free", "inactive", "active", "dirty", "writeback"]
     if any(k not in s for k in keys):
         problems.append("samples lack %s" % [k for k in keys if k not in s])
@@ -276,6 +306,39 @@ for wl, served_list in names:
 p = os.path.join(out, "seq-write-pagecache+nodes=4.json")
 say(os.path.exists(p) and not check(p, "seq-write", "pagecache", True),
     "seq-write on pagecache with nodes=4")
+
+# The warm-up is discarded: by counters, never by time.
+def rep_of(wl, e):
+    try:
+        d = json.load(open(os.path.join(out, "%s-%s.json" % (wl, e))))
+        return d, d["reps"][0]
+    except Exception:
+        return None, None
+for e, key, unit in (("pagecache", "nr_dirtied", 4096), ("kernel", "io.write_bytes", 1),
+                     ("dontcache", "io.write_bytes", 1)):
+    d, r = rep_of("seq-write", e)
+    if r is None or "time limit" in d.get("reason", "") or r["warmup"].get("capped"):
+        print("     seq-write on %s: %s, not checked" % (e, "no result" if r is None else "capped"))
+        continue
+    warm, meas = r["warmup"]["vmstat"].get(key), r["vmstat"].get(key)
+    want = (d["params"]["warmup_size"] // unit, d["params"]["file_size"] // unit)
+    # pagecache's own count is exact; the kernel's bytes dirtied by the
+    # process also count the few metadata blocks it dirtied (under 1/64)
+    slack = 0 if e == "pagecache" else 64
+    fits = warm is not None and meas is not None and all(
+        w <= g <= w + (w // slack if slack else 0) for g, w in zip((warm, meas), want))
+    say(fits, "seq-write on %s: %s %s in the warm-up, %s measured (want %s, %s%s)" %
+        (e, key, warm, meas, *want, " or under 1/64 more" if slack else ""))
+for e, key, unit in (("pagecache", "pgpgin", 1024), ("kernel", "io.read_bytes", 1)):
+    d, r = rep_of("cached-read-T1", e)
+    if r is None:
+        say(False, "cached-read-T1 on %s: no result" % e)
+        continue
+    warm, meas = r["warmup"]["vmstat"].get(key), r["vmstat"].get(key)
+    want = d["params"]["file_size"] // unit
+    say(warm is not None and warm >= want and meas == 0,
+        "cached-read-T1 on %s: %s %s in the warm-up (the file: %d), %s measured" %
+        (e, key, warm, want, meas))
 sys.exit(bad)
 EOF
 

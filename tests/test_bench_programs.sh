@@ -17,6 +17,10 @@
 #      pagecache's samples (the live counters its processes publish,
 #      preload/live.h) have page counts: some sample has inactive or
 #      active pages, so report.html draws them beside the kernel's cgroup;
+#      each program's warm-up (the list's "warm-up:") is recorded on both
+#      engines ("warmup": seconds, the counters up to the program's word
+#      that it is over, its samples before t = 0), and fio-randread's,
+#      a job reading B of the file, is in the warm-up's device reads;
 #   2. with the kernel engine alone the peak RSS is measured first all
 #      the same;
 #   3. a program that is not installed makes its workload n/a, saying how
@@ -65,9 +69,11 @@ python3 - "$tmp/out" "$tmp/list.txt" "$programs" <<'EOF' || failed=1
 import json, os, re, sys
 out = sys.argv[1]
 # name -> (headline, engines), for each [program] workload of the list
+listing = open(sys.argv[2]).read()
 listed = {m[0]: (m[1], m[2].split(",")) for m in re.findall(
     r"^  \S+\s+(\S+)\s+(\S+)\s+\((?:hi|lo)\)\s+(\S+).*\[program: ",
-    open(sys.argv[2]).read(), re.M) if m[0] in sys.argv[3].split(",")}
+    listing, re.M) if m[0] in sys.argv[3].split(",")}
+warmed = set(re.findall(r"^  \S+\s+(\S+)\s.*\n    .*\n    warm-up: ", listing, re.M))
 # figures some of them must have besides the headline
 extra = {
     "fio-randread": ["clat-mean-us", "clat-p99-us", "read-MB"],
@@ -102,15 +108,34 @@ for wl, (headline, served) in listed.items():
                                        ", lacks %s" % miss if miss else ""))
     if pc["status"] != "ok" or k["status"] != "ok":
         continue
-    vm = pc["reps"][0]["vmstat"]
+    for e, d in (("pagecache", pc), ("kernel", k)):
+        r = d["reps"][0]
+        w = r.get("warmup")
+        if wl not in warmed:
+            say(w is None, "%s on %s: no warm-up" % (wl, e))
+            continue
+        t = r["samples"]["t"]
+        good = (isinstance(w, dict) and w.get("seconds", 0) > 0 and
+                w.get("vmstat") and not w.get("skipped") and
+                all(x >= -w["seconds"] - 0.001 for x in t))
+        say(good, "%s on %s: warm-up recorded (%s s, %d of %d samples before 0)" %
+            (wl, e, w and w.get("seconds"), sum(x < 0 for x in t), len(t)))
+        if good and wl == "fio-randread":
+            got = w["vmstat"].get("io.read_bytes", 0)
+            say(got >= pc["params"]["warmup_size"],
+                "%s on %s: the warm-up's job read %d bytes (B: %d)" %
+                (wl, e, got, pc["params"]["warmup_size"]))
+    # the warm-up's counters and the measured part's, together
+    vm = dict(pc["reps"][0]["vmstat"])
+    for key, v in pc["reps"][0].get("warmup", {}).get("vmstat", {}).items():
+        vm[key] = vm.get(key, 0) + v
     used = vm.get("managed_opens", 0) > 0 and vm.get("pgpgin", 0) + vm.get("nr_dirtied", 0) > 0
     say(used, "%s: the program's files went through its cache (managed_opens %s, "
         "pgpgin %s, nr_dirtied %s)" % (wl, vm.get("managed_opens"), vm.get("pgpgin"),
                                        vm.get("nr_dirtied")))
     sm = pc["reps"][0]["samples"]
     pages = [a + b for a, b in zip(sm.get("inactive", []), sm.get("active", []))]
-    say(len(sm["t"]) > 0 and len(pages) == len(sm["t"]) and max(pages + [0]) > 0 and
-        all(x >= 0 for x in sm["t"]),
+    say(len(sm["t"]) > 0 and len(pages) == len(sm["t"]) and max(pages + [0]) > 0,
         "%s: pagecache's samples have page counts (%d samples, most inactive+active %d)" %
         (wl, len(sm["t"]), max(pages + [0])))
     peak = int(pc["reps"][0]["metrics"]["peak-rss-MiB"] * (1 << 20))
