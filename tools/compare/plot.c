@@ -517,7 +517,8 @@ static const char *counters_source(const char *engine)
 
 /*
  * CASE.counters.png: the subject's counters next to the base's, one time
- * axis and one scale, the median repetition of each.
+ * axis and one scale, the median repetition of each; the axis from the
+ * first sample (a warm-up's are before 0), a dashed line at 0.
  */
 static bool counters_pair(const struct pcc_db *db, const struct pcc_verdict *v,
 			  size_t k, const char *dir, FILE *f)
