@@ -393,7 +393,8 @@ struct pcb_run {
 	double cpu0[2];			/* user, sys seconds at the start of
 					   the measured part */
 	pid_t prog_pid;			/* a program running (program.c): its
-					   device I/O counts in pcb_counters */
+					   process tree's device I/O counts in
+					   pcb_counters */
 };
 
 /* Run one repetition in this (child) process; returns the rep's JSON:

@@ -47,8 +47,8 @@
  * (steady_text: db_bench's report of its warm-up pass).  The wait loop
  * looks every POLL_NS and calls pcb_steady() there (or at the warm-up's
  * cap, said in "warmup": the program goes on); pcb_counters() then adds
- * the running program's own device I/O (/proc/PID/io, r->prog_pid),
- * which is ours only once it is reaped.
+ * the running program's device I/O (/proc/PID/io of r->prog_pid and its
+ * live descendants), which is ours only once it is reaped.
  *
  * Stopping: at the repetition's deadline (when asked: the untimed
  * programs' cap) or on Ctrl-C the program gets SIGINT (fio and sqlite3

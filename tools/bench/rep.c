@@ -45,7 +45,9 @@
  * arrays until joined.  r->metrics and r->directions belong to the
  * workload's main thread (worker threads hand their figures back to it).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -54,6 +56,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -309,6 +312,63 @@ static void add_proc_io(json_t *o, const char *path)
 	fclose(f);
 }
 
+#define MAX_PROCS	4096
+
+/*
+ * @root and every live descendant of it (a program's process tree): their
+ * device I/O added to @o.  Each one's /proc/PID/io counts the children it
+ * has reaped, so nothing is counted twice or missed but a process that
+ * exits between the two reads.  The main thread's only.
+ */
+static void add_tree_io(json_t *o, pid_t root)
+{
+	static pid_t pid[MAX_PROCS], ppid[MAX_PROCS];
+	static bool in[MAX_PROCS];
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	char path[64], buf[512];
+	int n = 0;
+	bool more = true;
+
+	while (d && (de = readdir(d)) && n < MAX_PROCS) {
+		const char *end;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pcb_fmt(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		/* "PID (COMM) STATE PPID ...": COMM may hold anything */
+		if (len <= 0)
+			continue;
+		buf[len] = 0;
+		if (!(end = strrchr(buf, ')')))
+			continue;
+		pid[n] = (pid_t)atoi(de->d_name);
+		ppid[n] = (pid_t)atoi(end + 4);
+		in[n] = pid[n] == root;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	while (more) {
+		more = false;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; !in[i] && j < n; j++)
+				if (in[j] && ppid[i] == pid[j])
+					in[i] = more = true;
+	}
+	for (int i = 0; i < n; i++)
+		if (in[i]) {
+			pcb_fmt(path, sizeof(path), "/proc/%d/io", (int)pid[i]);
+			add_proc_io(o, path);
+		}
+}
+
 json_t *pcb_counters(struct pcb_run *r)
 {
 	json_t *o = r->ops->vmstat(r);
@@ -316,12 +376,8 @@ json_t *pcb_counters(struct pcb_run *r)
 	if (o) {
 		add_proc_io(o, "/proc/self/io");
 		/* a program still running: its I/O is not ours until reaped */
-		if (r->prog_pid > 0) {
-			char path[64];
-
-			pcb_fmt(path, sizeof(path), "/proc/%d/io", (int)r->prog_pid);
-			add_proc_io(o, path);
-		}
+		if (r->prog_pid > 0)
+			add_tree_io(o, r->prog_pid);
 	}
 	return o;
 }

@@ -26,8 +26,12 @@
  * Each repetition is one `sh -c SCRIPT` as the program (so the engine's
  * cgroup or cache holds the whole tree, and wait4's peak RSS is the
  * largest of its processes): start the server, wait until it accepts
- * connections, `pgbench -n -c 4 -j 2 -T D` (-n: no vacuum, which would
- * also empty pgbench_history), the bank's sums, a fast shutdown.  It runs
+ * connections, on an engine with a cache the warm-up (a scan of B of
+ * pgbench_accounts, its first B / ACCOUNT_ROW_BYTES rows, then 25
+ * transactions a client, their report to pgbench-warm.out; then `touch
+ * steady`, the file that ends the lab's warm-up: program.c), `pgbench -n
+ * -c 4 -j 2 -T D` (-n: no vacuum, which would also empty
+ * pgbench_history), the bank's sums, a fast shutdown.  It runs
  * on the repetition's own copy of the cluster (copy_cluster), so that
  * every engine starts from the same data and a run that broke its copy
  * (pagecache today) breaks no other.
@@ -52,6 +56,9 @@
 #include "bench.h"
 
 #define ACCOUNT_BYTES	(15ull << 20)	/* a scale unit on disk */
+#define ACCOUNT_ROW_BYTES	(ACCOUNT_BYTES / 100000)	/* with its index */
+#define WARMUP_TX	25		/* a client's, in the warm-up */
+#define STEADY_FILE	"steady"
 #define SHARED_BUFFERS	"2MB"
 #define MAX_WAL_SIZE	(128 << 20)
 #define CLIENTS		4
@@ -67,6 +74,8 @@ static void params(struct pcb_params *p, const struct pcb_opts *o)
 	pcb_param_set(p, "clients", CLIENTS);
 	pcb_param_set(p, "threads", THREADS);
 	pcb_param_set(p, "max_wal_size", MAX_WAL_SIZE);
+	pcb_param_set(p, "warmup_rows", (int64_t)(o->budget / ACCOUNT_ROW_BYTES));
+	pcb_param_set(p, "warmup_transactions", WARMUP_TX);
 }
 
 static uint64_t disk(const struct pcb_params *p)
@@ -123,10 +132,19 @@ static const char *const make_script =
 	SCRIPT_ERRORS
 	"exit $rc\n";
 
-/* A repetition: secs=, clients=, threads=. */
+/* A repetition: secs=, clients=, threads=, warm_rows= (0: no warm-up),
+ * warm_tx=. */
 static const char *const run_script =
 	SCRIPT_START
 	"start \"$@\"\n"
+	"if [ \"$warm_rows\" -gt 0 ]; then\n"
+	"  psql -X -A -t -q -c \"SELECT sum(abalance) FROM pgbench_accounts "
+	"WHERE aid <= $warm_rows\" >/dev/null 2>pgbench.log &&\n"
+	"  pgbench -n -c \"$clients\" -j \"$threads\" -t \"$warm_tx\" "
+	">pgbench-warm.out 2>>pgbench.log || { rc=$?; stop; cat pgbench.log >&2; "
+	"exit $rc; }\n"
+	"  touch " STEADY_FILE "\n"
+	"fi\n"
 	"[ -z \"$stopping\" ] || { stop; exit 130; }\n"
 	"pgbench -n -c \"$clients\" -j \"$threads\" -T \"$secs\" 2>pgbench.log &\n"
 	"bench=$!\n"
@@ -336,10 +354,17 @@ static int run(struct pcb_run *r)
 	pcb_arg(&a, "secs=%d", secs < 1 ? 1 : secs);
 	pcb_arg(&a, "clients=%lld", (long long)pcb_param(r->par, "clients"));
 	pcb_arg(&a, "threads=%lld", (long long)pcb_param(r->par, "threads"));
+	pcb_arg(&a, "warm_rows=%lld", pcb_warming(r) ?
+		(long long)pcb_param(r->par, "warmup_rows") : 0ll);
+	pcb_arg(&a, "warm_tx=%lld", (long long)pcb_param(r->par, "warmup_transactions"));
 	server_args(r, &a);
 	p.argv = a.v;
+	if (pcb_warming(r))
+		p.steady_file = STEADY_FILE;
 	if ((err = pcb_prog_run(r, &p)))
 		return err;
+	if (pcb_warming(r) && !pcb_stop)
+		return pcb_fail(r, -EIO, "the warm-up did not end (no %s)", STEADY_FILE);
 	text = pcb_prog_slurp(p.out);
 	pcb_metric(r, "transactions/s", after(text, "\ntps = "));
 	pcb_metric(r, "transactions",
@@ -371,6 +396,7 @@ PCB_WORKLOAD(pgbench_tpcb) = {
 	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
 	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
 		     "or the kernel's page cache only",
+	.warmup = "a scan of B of the accounts, then 25 transactions a client",
 	.params = params,
 	.disk = disk,
 	.prepare = copy_cluster,
