@@ -52,7 +52,21 @@ typedef struct pc_page  pc_page;
  *            nodes=N|auto       memory nodes the budget is split into (1)
  *            io=uring|sync      the I/O backend (uring, falling back to sync)
  *            readahead.max=SIZE the largest readahead window
+ *            shared=on          one cache for this process and the
+ *                               children it forks (below)
  *            writeback.* reclaim.* lru.* numa.* page.* cache.* policies
+ *
+ * shared=on: the whole cache lives in shared memory that a child made by
+ * fork(2) maps at the same address.  The child goes on using the same
+ * pc_cache and pc_file handles, and the processes see one cache as
+ * threads do: a write is visible to a read in any of them the moment
+ * pc_pwrite returns, one budget (memory.max, or memory: it does not grow
+ * past it), one LRU, one dirty limit.  The creating process runs the
+ * cache's threads; a child's writes are written back by them even after
+ * the child died (each writer sends its descriptor of the file to the
+ * creator when it opens it).  pc_cache_destroy in a child detaches it; in
+ * the creator it first waits until every other process has detached or
+ * exited.  Not with trace= or numa.balancing=on.
  *
  * The budget is reserved here as address space (up to memory.max), and
  * nothing is touched: creating a cache of any size takes about the same
@@ -97,9 +111,33 @@ int pc_cache_resize(pc_cache *c, size_t bytes);
 /*
  * pc_cache_destroy - write back every dirty page, stop the threads, free all.
  * Files still open are closed.  Returns 0, the first writeback error met
- * (the cache is freed all the same), or -EINVAL for NULL.
+ * (the cache is freed all the same), or -EINVAL for NULL.  A shared
+ * cache (shared=on): in a process that did not create it, the process
+ * detaches (its descriptors closed; the cache and its pages live on) and
+ * 0 is returned; in the creator, destroy waits for the others first.
  */
 int pc_cache_destroy(pc_cache *c);
+
+/*
+ * pc_cache_attach - join the shared cache made with "shared=on name=@name"
+ * by a process of the same user, from any program (after exec too): it is
+ * mapped at the address it has in the others, and *@out is the handle
+ * they have.  Returns 0; -ENOENT (no cache of that name, or it is being
+ * destroyed); -EAGAIN (it is still being made: try again); -EACCES (it is
+ * another user's); -EEXIST (this process has something of its own at the
+ * cache's address: it must not use the cache, and a message on stderr
+ * says so); -ENOTCONN (its creator is gone or a process died inside it:
+ * nobody runs its threads); -EBUSY (attached already); -EPROTO (made by an
+ * incompatible build); -EINVAL (NULL).  pc_cache_destroy detaches.
+ */
+int pc_cache_attach(pc_cache **out, const char *name);
+
+/*
+ * pc_cache_processes - the processes using @c: 1 for a private cache; for
+ * a shared one, this one and every other that attached and has neither
+ * detached nor exited.  0 for NULL.
+ */
+unsigned pc_cache_processes(pc_cache *c);
 
 /*
  * pc_open - open @path through the cache.

@@ -24,6 +24,11 @@
  * Objects are 64-byte aligned and sized in whole lines (the reservation
  * starts on a 2 MiB boundary), so a tree node's slots start a line.
  *
+ * A shared cache's arena (pc__arena_init_shared) lives in its region:
+ * its struct and its range are the region's, its lock process-shared, and
+ * it never falls back to malloc (a node from a process's heap would mean
+ * nothing to the others): past its range, alloc returns NULL.
+ *
  * Locks: `lock` (a leaf: taken under a mapping's tree lock, and by
  * whoever frees retired tree nodes, tree.c; nothing is taken under it)
  * protects next, free
@@ -56,7 +61,26 @@ struct pc_arena {
 	size_t next;			/* lock: first byte never handed out */
 	struct free_obj *free;		/* lock */
 	uint64_t overflow;		/* lock: objects from malloc */
+	bool shared;			/* read-only: in a region, no malloc */
 };
+
+size_t pc__arena_struct_size(void)
+{
+	return sizeof(struct pc_arena);
+}
+
+struct pc_arena *pc__arena_init_shared(void *mem, void *base, size_t size,
+				       size_t obj_size, _Atomic int *broken)
+{
+	struct pc_arena *a = mem;
+
+	a->obj_size = (obj_size + LINE - 1) / LINE * LINE;
+	a->base = base;
+	a->size = size;
+	a->shared = true;
+	pc__lock_init_shared(&a->lock, PC_RANK_ARENA, broken);
+	return a;
+}
 
 int pc__arena_create(struct pc_arena **out, size_t obj_size, size_t reserve,
 		     int numa_node)
@@ -121,6 +145,8 @@ void *pc__arena_alloc(struct pc_arena *a)
 		a->overflow++;
 	}
 	pc__unlock(&a->lock);
+	if (!obj && a->shared)
+		return NULL;
 	if (!obj) {
 		obj = aligned_alloc(LINE, a->obj_size);
 		if (!obj)

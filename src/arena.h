@@ -19,6 +19,16 @@ struct pc_arena;
  */
 int pc__arena_create(struct pc_arena **out, size_t obj_size, size_t reserve,
 		     int numa_node);
+/*
+ * An arena over @size bytes at @base (2 MiB aligned, in a region that
+ * many processes map: shm.h), its struct in @mem (pc__arena_struct_size
+ * bytes of the region, zeroed), its lock process-shared and robust
+ * (@broken: the region's flag).  No malloc past the range: NULL.  Never
+ * destroyed: it goes with the region.
+ */
+size_t pc__arena_struct_size(void);
+struct pc_arena *pc__arena_init_shared(void *mem, void *base, size_t size,
+				       size_t obj_size, _Atomic int *broken);
 /* Unmap it all; every object must have been freed or be forgotten. */
 void pc__arena_destroy(struct pc_arena *a);
 /* A zeroed object; NULL only when the reservation is used up and malloc

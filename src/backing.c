@@ -9,7 +9,7 @@
  * A closed file must not cost the program its descriptors (the kernel
  * keeps an inode's pages with none):
  *
- *   open mapping            holds m->fd, and m->tail_fd once a tail that
+ *   open mapping            holds pc__bk(m)->fd, and pc__bk(m)->tail_fd once a tail that
  *                           is not a whole block was written (writeback.c)
  *   closed, within budget   keeps them: opening it again costs no open(2)
  *   closed, past budget     the oldest closed mapping holding descriptors
@@ -23,7 +23,7 @@
  * Nor may it keep the file open for writing when the program does not (a
  * file open for writing cannot be executed: ETXTBSY).  A read-only opener
  * gets a read-only descriptor; the first writable opener upgrades it (the
- * old one stays open in m->ro_fd, for readers that loaded it, until the
+ * old one stays open in pc__bk(m)->ro_fd, for readers that loaded it, until the
  * mapping lets its descriptors go).  Every clean closed mapping lets a
  * read-write descriptor go once pc_cache_sync wrote it back (the preload
  * library's fork, exec and exit), so a program written and closed can be
@@ -40,10 +40,10 @@
  * (coherence.c, pc__mapping_stale): another process may have changed the
  * file meanwhile, or the inode number may name a new file.
  *
- * Who may use m->fd and m->tail_fd: a holder of a reference that has the
+ * Who may use pc__bk(m)->fd and pc__bk(m)->tail_fd: a holder of a reference that has the
  * mapping open or sees it dirty or under writeback - such a mapping never
  * lets them go.  Others (pc_cache_sync, the completion that refreshes
- * m->seen) read m->fd under disk_size_lock and may find -1.  Descriptors
+ * m->seen) read pc__bk(m)->fd under disk_size_lock and may find -1.  Descriptors
  * go (backing_release_locked) under mappings_lock and disk_size_lock, and
  * only while the table's reference is the only one and the mapping is
  * closed, clean, not under writeback and off its bdi's dirty list: no one
@@ -132,22 +132,22 @@ int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct,
 
 bool pc__backing_needs_locked(const struct pc_mapping *m, bool writable)
 {
-	return m->fd < 0 || (writable && m->fd_rdonly);
+	return pc__bk(m)->fd < 0 || (writable && pc__bk(m)->fd_rdonly);
 }
 
 static void release_clean(struct pc_cache *c);
 
 int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
 {
-	int fd = atomic_load(&m->tail_fd), none = -1;
+	int fd = atomic_load(&pc__bk(m)->tail_fd), none = -1;
 	char proc[64];
 
 	if (!m->direct)
-		return m->fd;	/* buffered already: it writes any length */
+		return pc__bk(m)->fd;	/* buffered already: it writes any length */
 	if (fd >= 0)
 		return fd;
 	/* Not pc__open_retry: writeback of others from here could recurse. */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", m->fd);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pc__bk(m)->fd);
 	fd = open(proc, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && out_of_fds(errno) && may_release) {
 		release_clean(m->cache);
@@ -156,7 +156,7 @@ int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
 	if (fd < 0)
 		return -errno;
 	fd = pc__fd_high(fd);
-	if (!atomic_compare_exchange_strong(&m->tail_fd, &none, fd)) {
+	if (!atomic_compare_exchange_strong(&pc__bk(m)->tail_fd, &none, fd)) {
 		close(fd);	/* another writeback was first */
 		fd = none;
 	}
@@ -169,7 +169,7 @@ int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
  */
 static bool releasable_locked(struct pc_mapping *m, int refs)
 {
-	return m->fd >= 0 && m->nr_open == 0 && !m->dead &&
+	return pc__bk(m)->fd >= 0 && m->nr_open == 0 && !m->dead &&
 	       atomic_load(&m->refs) == refs &&
 	       atomic_load(&m->nr_dirty) == 0 &&
 	       atomic_load(&m->nr_writeback) == 0 &&
@@ -184,14 +184,15 @@ static void backing_release_locked(struct pc_cache *c, struct pc_mapping *m,
 				   int out[NR_BACKING_FDS])
 {
 	pc__lock(&m->disk_size_lock);
-	out[0] = m->fd;
-	out[1] = atomic_exchange(&m->tail_fd, -1);
-	out[2] = m->ro_fd;
-	m->fd = -1;
-	m->ro_fd = -1;
+	out[0] = pc__bk(m)->fd;
+	out[1] = atomic_exchange(&pc__bk(m)->tail_fd, -1);
+	out[2] = pc__bk(m)->ro_fd;
+	pc__bk(m)->fd = -1;
+	pc__bk(m)->ro_fd = -1;
 	pc__unlock(&m->disk_size_lock);
 	if (m->on_closed_list)
 		c->nr_closed_fds--;
+	atomic_store(&m->home_rw, false);	/* (shared: we are the home) */
 	pc__inc(c, 0, backing_fd_release);
 }
 
@@ -204,28 +205,28 @@ static void close_pair(const int fds[NR_BACKING_FDS])
 
 void pc__backing_close(struct pc_mapping *m)
 {
-	int fds[NR_BACKING_FDS] = { m->fd, atomic_load(&m->tail_fd), m->ro_fd };
+	int fds[NR_BACKING_FDS] = { pc__bk(m)->fd, atomic_load(&pc__bk(m)->tail_fd), pc__bk(m)->ro_fd };
 
 	close_pair(fds);
-	m->fd = -1;
-	m->ro_fd = -1;
-	atomic_store(&m->tail_fd, -1);
+	pc__bk(m)->fd = -1;
+	pc__bk(m)->ro_fd = -1;
+	atomic_store(&pc__bk(m)->tail_fd, -1);
 }
 
 bool pc__backing_attach_locked(struct pc_mapping *m, int fd, bool rdonly)
 {
 	struct pc_cache *c = m->cache;
-	bool had = m->fd >= 0;
+	bool had = pc__bk(m)->fd >= 0;
 
 	if (!pc__backing_needs_locked(m, !rdonly))
 		return false;	/* another opener attached first */
 	pc__lock(&m->disk_size_lock);
 	if (had) {		/* the upgrade: readers may hold the old one */
-		PC_ASSERT(m->ro_fd < 0);
-		m->ro_fd = m->fd;
+		PC_ASSERT(pc__bk(m)->ro_fd < 0);
+		pc__bk(m)->ro_fd = pc__bk(m)->fd;
 	}
-	m->fd = fd;
-	m->fd_rdonly = rdonly;
+	pc__bk(m)->fd = fd;
+	pc__bk(m)->fd_rdonly = rdonly;
 	pc__unlock(&m->disk_size_lock);
 	if (m->on_closed_list && !had)
 		c->nr_closed_fds++;
@@ -264,7 +265,7 @@ void pc__backing_trim(struct pc_cache *c)
 	pc__lock(&c->mappings_lock);
 	for (m = closed_first(c); m && c->nr_closed_fds > c->fd_budget;
 	     m = closed_next(m)) {
-		if (m->fd < 0)
+		if (pc__bk(m)->fd < 0)
 			continue;
 		if (releasable_locked(m, 1)) {
 			backing_release_locked(c, m, fds);
@@ -295,7 +296,7 @@ static unsigned release_closed(struct pc_cache *c, struct pc_mapping **dirty,
 	for (struct pc_mapping *m = closed_first(c); m; m = closed_next(m)) {
 		int fds[NR_BACKING_FDS];
 
-		if (m->fd < 0)
+		if (pc__bk(m)->fd < 0)
 			continue;
 		if (releasable_locked(m, 1)) {
 			/* close(2) of a regular file does not block: here */
@@ -321,7 +322,7 @@ void pc__backing_release_writers(struct pc_cache *c)
 	for (struct pc_mapping *m = closed_first(c); m; m = closed_next(m)) {
 		int fds[NR_BACKING_FDS];
 
-		if (m->fd < 0 || m->fd_rdonly || !releasable_locked(m, 1))
+		if (pc__bk(m)->fd < 0 || pc__bk(m)->fd_rdonly || !releasable_locked(m, 1))
 			continue;
 		backing_release_locked(c, m, fds);
 		close_pair(fds);	/* regular files: no blocking */

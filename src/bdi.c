@@ -71,6 +71,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "share.h"
 
 /* ThreadSanitizer builds: every device stable (stable_writes_of). */
 #if defined(PC_TSAN) || defined(__SANITIZE_THREAD__)
@@ -185,13 +186,8 @@ void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes)
 
 static void throttle_init(struct pc_bdi *b)
 {
-	pthread_condattr_t a;
-
-	pc__lock_init(&b->throttle_mtx, NULL, PC_RANK_THROTTLE, -1);
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&b->throttle_cond, &a);
-	pthread_condattr_destroy(&a);
+	pc__cache_lock_init(b->cache, &b->throttle_mtx, PC_RANK_THROTTLE, -1);
+	pc__cache_cond_init(b->cache, &b->throttle_cond, true);
 }
 
 static void throttle_fini(struct pc_bdi *b)
@@ -494,7 +490,7 @@ static bool stable_writes_of(dev_t dev)
 /* Stop @b's flusher if it runs (it finishes the work asked), free @b. */
 static void bdi_free(struct pc_bdi *b)
 {
-	if (b->started) {
+	if (atomic_load(&b->started)) {
 		pc__lock(&b->wake_mtx);
 		atomic_store(&b->stop, true);
 		pthread_cond_signal(&b->wake_cond);
@@ -507,7 +503,27 @@ static void bdi_free(struct pc_bdi *b)
 	pthread_cond_destroy(&b->done_cond);
 	pc__lock_destroy(&b->bw_lock);
 	throttle_fini(b);
-	free(b);
+	pc__cache_free(b->cache, b, sizeof(*b));
+}
+
+/* @b's flusher thread, if it has none yet; bdi_lock held. */
+static int flusher_start_locked(struct pc_bdi *b)
+{
+	if (atomic_load(&b->started))
+		return 0;
+	if (pthread_create(&b->thread, NULL, flusher, b) != 0)
+		return -EAGAIN;
+	atomic_store(&b->started, true);
+	return 0;
+}
+
+void pc__bdi_start(struct pc_bdi *b)
+{
+	struct pc_cache *c = b->cache;
+
+	pc__lock(&c->bdi_lock);
+	(void)flusher_start_locked(b);	/* EAGAIN: the next send tries */
+	pc__unlock(&c->bdi_lock);
 }
 
 struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
@@ -519,27 +535,28 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	for (b = c->bdis; b; b = b->next)
 		if (b->dev == dev)
 			goto out;
-	b = calloc(1, sizeof(*b));
+	b = pc__cache_zalloc(c, sizeof(*b));
 	if (!b)
 		goto out;
 	b->dev = dev;
 	b->cache = c;
 	atomic_init(&b->stable_writes, stable_writes_of(dev));
-	pc__lock_init(&b->lock, c, PC_RANK_BDI, PC_VM_bdi_lock_acquired);
-	pc__lock_init(&b->wake_mtx, NULL, PC_RANK_BDI_WAKE, -1);
-	pthread_cond_init(&b->wake_cond, NULL);
-	pthread_cond_init(&b->done_cond, NULL);
-	pc__lock_init(&b->bw_lock, NULL, PC_RANK_BDI_BW, -1);
+	pc__cache_lock_init(c, &b->lock, PC_RANK_BDI, PC_VM_bdi_lock_acquired);
+	pc__cache_lock_init(c, &b->wake_mtx, PC_RANK_BDI_WAKE, -1);
+	pc__cache_cond_init(c, &b->wake_cond, false);
+	pc__cache_cond_init(c, &b->done_cond, false);
+	pc__cache_lock_init(c, &b->bw_lock, PC_RANK_BDI_BW, -1);
 	throttle_init(b);
 	atomic_store(&b->write_bw, INIT_BW);
 	atomic_store(&b->dirtiers, 1);
 	b->bw_stamp_ns = pc__now_ns();
-	if (pthread_create(&b->thread, NULL, flusher, b) != 0) {
+	/* A shared cache's flushers run in its home (share.c starts one
+	 * for a bdi made elsewhere when a writer sends its descriptor). */
+	if (pc__share_is_home(c) && flusher_start_locked(b)) {
 		bdi_free(b);
 		b = NULL;
 		goto out;
 	}
-	b->started = true;
 	b->next = c->bdis;
 	c->bdis = b;
 	created = true;
@@ -569,6 +586,8 @@ void pc__bdi_sync_all(struct pc_cache *c)
 	for (b = first; b; b = b->next) {
 		uint64_t target;
 
+		if (!atomic_load(&b->started))
+			continue;	/* no flusher: nothing was written */
 		pc__lock(&b->wake_mtx);
 		target = b->passes + 1;
 		if (b->work & PC_WB_ALL)

@@ -29,7 +29,7 @@ struct pc_bdi {
 	uint64_t passes;		/* wake_mtx: passes finished */
 	_Atomic bool stop;
 	pthread_t thread;
-	bool started;
+	_Atomic bool started;		/* its flusher runs (in the home) */
 	_Atomic uint64_t write_bw;	/* bytes per second, smoothed */
 	_Atomic uint64_t read_bw;	/* dropbehind.c: bytes/s of large reads,
 					   smoothed; 0 until measured */
@@ -72,6 +72,8 @@ static inline uint64_t pc_bw_decay(uint64_t old, uint64_t sample)
 
 /* bdi.c */
 struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev);
+/* Start @b's flusher if it has none (a shared cache's home, share.c). */
+void pc__bdi_start(struct pc_bdi *b);
 void pc__bdis_fini(struct pc_cache *c);
 void pc__bdi_mark_dirty(struct pc_mapping *m);	/* put on dirty list */
 void pc__bdi_remove(struct pc_mapping *m);

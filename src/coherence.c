@@ -63,7 +63,7 @@ void pc__seen_refresh_locked(struct pc_mapping *m)
 {
 	struct stat st;
 
-	if (fstat(m->fd, &st) == 0)
+	if (fstat(pc__bk(m)->fd, &st) == 0)
 		pc__seen_set_locked(m, &st);
 }
 
@@ -114,7 +114,7 @@ static void size_from_disk_locked(struct pc_mapping *m)
 	struct stat st;
 
 	pc__lock(&m->disk_size_lock);
-	if (!has_dirty(m) && fstat(m->fd, &st) == 0)
+	if (!has_dirty(m) && fstat(pc__bk(m)->fd, &st) == 0)
 		atomic_store(&m->size, st.st_size);
 	pc__seen_refresh_locked(m);
 	pc__unlock(&m->disk_size_lock);
@@ -195,7 +195,7 @@ PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
 		return r ? r : -EIO;
 	}
 	pc__lock(&m->disk_size_lock);
-	if (fallocate(m->fd, mode, off, len) != 0)
+	if (fallocate(pc__bk(m)->fd, mode, off, len) != 0)
 		r = -errno;
 	else if (!data && !(mode & FALLOC_FL_KEEP_SIZE) &&
 		 off + len > atomic_load(&m->size))

@@ -110,6 +110,8 @@ static const struct key keys[] = {
 	{ "cache.stickiness", CHOICE, "auto", NULL, 0, 0, FIELD(stickiness),
 	  sticky, PC_STICKY_AUTO },
 	{ "trace", PATH, NULL, NULL, 0, 0, FIELD(trace) },
+	{ "shared", BOOL, "off", NULL, 0, 0, FIELD(shared) },
+	{ "name", PATH, NULL, NULL, 0, 0, FIELD(name) },
 };
 
 #define NR_KEYS (sizeof(keys) / sizeof(keys[0]))

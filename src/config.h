@@ -56,6 +56,10 @@ struct pc_config {
 	unsigned numa_scan_ms;		/* numa.scan_period_ms: initial */
 	unsigned numa_migrate_rate;	/* pages per second */
 	char trace[256];		/* trace=PATH; empty: off */
+	bool shared;			/* one cache for many processes:
+					   in a region (share.c) */
+	char name[65];			/* shared: joinable by this name
+					   (pc_cache_attach); empty: not */
 };
 
 /* @s (NULL: every default) into @cfg: 0, or -EINVAL said on stderr. */

@@ -91,8 +91,11 @@ static int membarrier(int cmd)
 	return (int)syscall(__NR_membarrier, cmd, 0, 0);
 }
 
-/* Field 22 of /proc/PID/stat: when the process started; 0 if unknown. */
-static uint64_t start_time(pid_t pid)
+/*
+ * Field 22 of /proc/PID/stat: when the process started; 0 if unknown.
+ * *@zombie (if given): it has exited (state Z or X), not yet reaped.
+ */
+static uint64_t stat_of(pid_t pid, bool *zombie)
 {
 	char path[64], buf[1024];
 	FILE *f;
@@ -110,6 +113,8 @@ static uint64_t start_time(pid_t pid)
 	p = strrchr(buf, ')');		/* the name may hold anything */
 	if (!p)
 		return 0;
+	if (zombie)
+		*zombie = p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 	/* after ") ": state is field 3; start time is field 22 */
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');
@@ -119,11 +124,30 @@ static uint64_t start_time(pid_t pid)
 }
 
 /* Is the process that claimed a slot as (@pid, @start) still there? */
+static uint64_t start_time(pid_t pid)
+{
+	return stat_of(pid, NULL);
+}
+
 static bool process_alive(pid_t pid, uint64_t start)
 {
+	bool zombie = false;
+	uint64_t now;
+
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return false;
-	return !start || start_time(pid) == start;
+	now = stat_of(pid, &zombie);
+	return !zombie && (!start || now == start);
+}
+
+uint64_t pc__process_start(pid_t pid)
+{
+	return start_time(pid);
+}
+
+bool pc__process_alive(pid_t pid, uint64_t start)
+{
+	return process_alive(pid, start);
 }
 
 static void self_info(pid_t *pid, uint64_t *start, bool *registered)

@@ -155,4 +155,12 @@ unsigned pc__ebr_reap(struct pc_ebr *e, pid_t pid);
  */
 void pc__ebr_thread_leave(struct pc_ebr *e);
 
+/*
+ * A process's identity: its start time (field 22 of /proc/PID/stat, 0 if
+ * unknown), and whether (@pid, @start) is still that process, running (a
+ * zombie is not).  For the tables of processes in shared memory.
+ */
+uint64_t pc__process_start(pid_t pid);
+bool pc__process_alive(pid_t pid, uint64_t start);
+
 #endif /* PC_EBR_H */

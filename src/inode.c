@@ -58,6 +58,7 @@
 #include "bdi.h"
 #include "pagewait.h"
 #include "readahead.h"
+#include "share.h"
 #include "tracepoint.h"
 #include "tree.h"
 
@@ -190,7 +191,8 @@ static void mapping_free(struct pc_mapping *m)
 	pc__lock_destroy(&m->tree_lock);
 	pc__rwlock_destroy(&m->i_rwsem);
 	pc__lock_destroy(&m->disk_size_lock);
-	free(m);
+	pc__share_slot_put(c, m);
+	pc__cache_free(c, m, sizeof(*m));
 }
 
 void pc__mapping_put(struct pc_mapping *m)
@@ -205,7 +207,7 @@ static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
 	pc_list_add_tail(&c->closed, &m->closed_link);
 	m->on_closed_list = true;
 	c->nr_closed++;
-	if (m->fd >= 0)
+	if (atomic_load(&pc__bk(m)->fd) >= 0)
 		c->nr_closed_fds++;
 }
 
@@ -214,7 +216,7 @@ static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
 {
 	if (!m->on_closed_list)
 		return;
-	if (m->fd >= 0)
+	if (atomic_load(&pc__bk(m)->fd) >= 0)
 		c->nr_closed_fds--;
 	pc_list_del(&c->closed, &m->closed_link);
 	m->on_closed_list = false;
@@ -264,7 +266,8 @@ int pc__mapping_sync(struct pc_mapping *m)
 static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 				      bool rdonly, const struct stat *st)
 {
-	struct pc_mapping *m = calloc(1, sizeof(*m));
+	struct pc_mapping *m = pc__cache_zalloc(c, sizeof(*m));
+	struct pc_backing *b;
 
 	if (!m)
 		return NULL;
@@ -272,18 +275,25 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 	m->cache = c;
 	m->dev = st->st_dev;
 	m->ino = st->st_ino;
-	m->fd = mfd;
-	m->fd_rdonly = rdonly;
-	m->ro_fd = -1;
-	atomic_init(&m->tail_fd, -1);
-	m->bdi = pc__bdi_get(c, st->st_dev);
-	if (!m->bdi) {
-		free(m);
+	if (pc__share_slot_get(c, m)) {
+		pc__cache_free(c, m, sizeof(*m));
 		return NULL;
 	}
-	pc__rwlock_init(&m->i_rwsem, PC_RANK_I_RWSEM);
-	pc__lock_init(&m->disk_size_lock, NULL, PC_RANK_DISK_SIZE, -1);
-	pc__lock_init(&m->tree_lock, c, PC_RANK_TREE, PC_VM_tree_lock_acquired);
+	b = pc__bk(m);		/* a shared cache's: this process's entry */
+	atomic_init(&b->fd, mfd);
+	b->fd_rdonly = rdonly;
+	b->ro_fd = -1;
+	atomic_init(&b->tail_fd, -1);
+	m->bdi = pc__bdi_get(c, st->st_dev);
+	if (!m->bdi) {
+		pc__share_slot_put(c, m);
+		pc__cache_free(c, m, sizeof(*m));
+		return NULL;
+	}
+	pc__cache_rwlock_init(c, &m->i_rwsem, PC_RANK_I_RWSEM);
+	pc__cache_lock_init(c, &m->disk_size_lock, PC_RANK_DISK_SIZE, -1);
+	pc__cache_lock_init(c, &m->tree_lock, PC_RANK_TREE,
+			    PC_VM_tree_lock_acquired);
 	pc__tree_init_arena(&m->tree, pc__node_arena(c), c->ebr);
 	atomic_init(&m->size, st->st_size);
 	pc__seen_set_locked(m, st);	/* nobody else sees it yet */
@@ -325,7 +335,7 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 	bool stat_ok;
 
 	pc__lock(&m->disk_size_lock);
-	if (ftruncate(m->fd, len) != 0) {
+	if (ftruncate(pc__bk(m)->fd, len) != 0) {
 		int e = -errno;
 
 		pc__unlock(&m->disk_size_lock);
@@ -357,11 +367,11 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 					 UINT64_MAX);
 	}
 	pc__lock(&m->disk_size_lock);
-	stat_ok = fstat(m->fd, &st) == 0;
+	stat_ok = fstat(pc__bk(m)->fd, &st) == 0;
 	if (stat_ok && st.st_size <= len) {
 		pc__seen_set_locked(m, &st);	/* that stat is the record */
 	} else {
-		if (stat_ok && ftruncate(m->fd, len) != 0)
+		if (stat_ok && ftruncate(pc__bk(m)->fd, len) != 0)
 			pc__errseq_set(m, -errno);
 		pc__seen_refresh_locked(m);
 	}
@@ -399,7 +409,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		return -EISDIR;
 	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
-	f = calloc(1, sizeof(*f));
+	f = pc__cache_zalloc(c, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	pc__lock(&c->mappings_lock);
@@ -415,7 +425,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		pc__unlock(&c->mappings_lock);
 		mfd = pc__backing_open(c, fd, writable, &direct, &rdonly);
 		if (mfd < 0) {
-			free(f);
+			pc__cache_free(c, f, sizeof(*f));
 			return mfd;
 		}
 		pc__lock(&c->mappings_lock);
@@ -425,7 +435,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 		if (!m) {
 			pc__unlock(&c->mappings_lock);
 			close(mfd);
-			free(f);
+			pc__cache_free(c, f, sizeof(*f));
 			return -ENOMEM;
 		}
 		mfd = -1;
@@ -441,12 +451,14 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f->cache = c;
 	f->mapping = m;
 	f->flags = flags;
-	pc__lock_init(&f->ra_lock, NULL, PC_RANK_RA, -1);
+	pc__cache_lock_init(c, &f->ra_lock, PC_RANK_RA, -1);
 	pc__ra_init(f);
 	pc_list_add_head(&c->files, &f->link);
 	pc__unlock(&c->mappings_lock);
 	if (mfd >= 0)
 		close(mfd);	/* another opener gave it one first */
+	if (writable)
+		pc__share_send_fd(m);	/* the home can write it back */
 	if ((flags & O_TRUNC) && writable) {
 		int e = 0;
 
@@ -573,7 +585,7 @@ PC_EXPORT int pc_close(pc_file *f)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */
 	pc__mapping_put(m);		/* the file's */
 	pc__lock_destroy(&f->ra_lock);
-	free(f);
+	pc__cache_free(c, f, sizeof(*f));
 	if (last && !drop) {
 		evict_closed(c);
 		pc__backing_trim(c);

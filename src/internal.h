@@ -65,25 +65,42 @@ struct pc_io;
 struct pc_io_ops;
 
 
-struct pc_mapping {
-	struct pc_cache *cache;		/* read-only */
-	dev_t dev;			/* read-only */
-	ino_t ino;			/* read-only */
+/*
+ * One process's descriptors of a mapping's file (backing.c).  A private
+ * cache keeps them in the mapping (m->bk); a shared cache keeps them per
+ * process, in that process's own memory (pc__bk, share.c), since a
+ * descriptor means nothing in another process.
+ */
+struct pc_backing {
 	/*
-	 * Backing descriptors (backing.c): changed under mappings_lock and
-	 * disk_size_lock, only while the mapping is closed - but for fd's
-	 * one upgrade from read-only to read-write at a writable open,
-	 * which keeps the old one open in ro_fd; -1 while it holds none.
-	 * Used by holders of a reference that have it open or see it dirty
-	 * (it keeps them then), by others under disk_size_lock.
+	 * Changed under mappings_lock and disk_size_lock, only while the
+	 * mapping is closed - but for fd's one upgrade from read-only to
+	 * read-write at a writable open, which keeps the old one open in
+	 * ro_fd; -1 while it holds none.  Used by holders of a reference
+	 * that have it open or see it dirty (it keeps them then), by
+	 * others under disk_size_lock.
 	 */
 	_Atomic int fd;			/* O_DIRECT where the fs takes it */
 	_Atomic int tail_fd;		/* buffered twin for a partial last
 					   block; -1 until one is written */
 	int ro_fd;			/* fd before its upgrade, or -1 */
 	bool fd_rdonly;			/* fd is O_RDONLY: no writer had it */
+	uint64_t serial;		/* shared caches: the mapping's serial
+					   these belong to (share.c) */
+};
+
+struct pc_mapping {
+	struct pc_cache *cache;		/* read-only */
+	dev_t dev;			/* read-only */
+	ino_t ino;			/* read-only */
+	struct pc_backing bk;		/* private caches: see pc__bk */
+	uint32_t slot;			/* shared caches: read-only; the
+					   processes' table index (share.c) */
+	uint64_t serial;		/* read-only: unique in the cache */
 	bool direct;			/* fd has O_DIRECT; read-only */
 	struct pc_bdi *bdi;		/* read-only */
+	_Atomic bool home_rw;		/* shared: the home holds a writable
+					   descriptor (share.c) */
 
 	struct pc_rwlock i_rwsem;	/* see the lock order */
 	_Atomic int64_t size;		/* bytes; changed under i_rwsem */
@@ -168,11 +185,32 @@ struct pc_tctx {
 	uint64_t bdp_period;		/* throttle.c: counted as a dirtier */
 	struct pc_bdi *bdp_bdi;		/* ... of this bdi, in this period */
 	bool in_reclaim;		/* direct reclaim recursion guard */
+	int32_t pid;			/* the thread's process (shared caches
+					   hold every process's contexts) */
 	struct pc_tctx *next;		/* c->tctx_lock */
 };
 
 struct pc_trace;
 struct pc_numab;		/* migrate.c */
+struct pc_shm;
+struct pc_share;
+
+/*
+ * What one process keeps of a cache for itself, never in the cache's
+ * memory: its I/O backend (a ring, a completion thread), and for a shared
+ * cache its handle of the region and its descriptors of the mappings.  A
+ * private cache embeds it (c->local); a shared cache's is found in the
+ * process's table (pc__local, share.c).
+ */
+struct pc_local {
+	const struct pc_io_ops *io_ops;	/* NULL until this process's I/O is
+					   made (share.c: at first use) */
+	struct pc_io *io;
+	struct pc_shm *shm;		/* shared: the region, as mapped here */
+	bool home;			/* shared: this process runs the
+					   cache's threads (share.c) */
+	struct pc_backing *_Atomic *bk_dir;	/* shared: by m->slot (share.c) */
+};
 
 struct pc_cache {
 	struct pc_config cfg;		/* read-only after create */
@@ -193,8 +231,11 @@ struct pc_cache {
 	_Atomic uint64_t nr_frames;
 	struct pc_lock resize_lock;	/* one pc_cache_resize at a time */
 
-	const struct pc_io_ops *io_ops;
-	struct pc_io *io;
+	bool shared;			/* read-only: in a region that many
+					   processes map (share.c) */
+	struct pc_share *share;		/* shared: the processes' common
+					   state (share.c); NULL: private */
+	struct pc_local local;		/* private: this process's part */
 	bool io_fallback;		/* read-only: io=uring, none at create */
 	struct pc_pagewait wait;
 	struct pc_vmstat stat;
@@ -255,6 +296,39 @@ static inline void *page_data(struct pc_cache *c, const struct pc_page *p)
 	(void)c;
 	return p->data;
 }
+/* share.c: shared caches (docs/design.md, "One cache for many processes") */
+struct pc_local *pc__local_shared(struct pc_cache *c);
+struct pc_backing *pc__bk_shared(const struct pc_mapping *m);
+/* This process's part of @c. */
+static inline struct pc_local *pc__local(struct pc_cache *c)
+{
+	return c->shared ? pc__local_shared(c) : &c->local;
+}
+/* This process's descriptors of @m (backing.c says who may use them). */
+static inline struct pc_backing *pc__bk(const struct pc_mapping *m)
+{
+	return m->cache->shared ? pc__bk_shared(m) : (struct pc_backing *)&m->bk;
+}
+/*
+ * Memory for the cache's objects: zeroed, 64-byte aligned; in the region
+ * for a shared cache (at most 1 MiB an object), from malloc else.  NULL
+ * when there is none.  pc__cache_free takes the size given.
+ */
+void *pc__cache_zalloc(struct pc_cache *c, size_t size);
+void pc__cache_free(struct pc_cache *c, void *p, size_t size);
+/* The cache's locks and condition variables: process-shared and robust in
+ * a shared cache (lock.h), as pc__lock_init else. */
+void pc__cache_lock_init(struct pc_cache *c, struct pc_lock *l, int rank,
+			 int stat);
+void pc__cache_rwlock_init(struct pc_cache *c, struct pc_rwlock *l, int rank);
+void pc__cache_cond_init(struct pc_cache *c, pthread_cond_t *cv,
+			 bool monotonic);
+/* This process's I/O backend for @c, made at its first use here. */
+struct pc_io_req;
+int pc__io_submit(struct pc_cache *c, struct pc_io_req **reqs, unsigned n);
+/* Has this process's io_uring backend lost its ring (sync does the I/O)? */
+bool pc__io_lost(struct pc_cache *c);
+
 /* c->closed, oldest first: the first closed mapping, the next one. */
 static inline struct pc_mapping *closed_first(struct pc_cache *c)
 {

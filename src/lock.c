@@ -279,6 +279,20 @@ void pc__rwlock_init(struct pc_rwlock *l, int rank)
 	l->rank = rank;
 }
 
+void pc__rwlock_init_shared(struct pc_rwlock *l, int rank)
+{
+	pthread_rwlockattr_t a;
+
+	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_rwlock_init(&l->rw, &a);
+	pthread_rwlockattr_destroy(&a);
+	l->rank = rank;
+}
+
 void pc__rwlock_destroy(struct pc_rwlock *l)
 {
 	pthread_rwlock_destroy(&l->rw);

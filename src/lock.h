@@ -46,8 +46,11 @@
  *   IO_SQ                u->sq_lock              the submission queue
  *   IO_FAULT             f->lock (io_fault.c)    the fault rules
  *   EBR                  e->lock (ebr.c)         retired objects, the epoch
+ *   SHARE                s->lock (share.c)       a shared cache's processes
  *   ARENA                a->lock (arena.c)       an arena's free objects
  *   SHM                  s->lock (shm.c)         a shared region's allocator
+ *   LOCAL                local_lock (share.c)    this process's part of
+ *                                                its shared caches
  *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
  *
  * The page lock is a bit, and its owner is not a thread: a reader locks
@@ -85,7 +88,7 @@
 	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
 	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(EBR) \
-	X(ARENA) X(SHM) X(WAITQ)
+	X(SHARE) X(ARENA) X(SHM) X(LOCAL) X(WAITQ)
 
 enum pc_lock_rank {
 #define PC_LOCK_RANK_ENUM(r) PC_RANK_##r,
@@ -155,6 +158,9 @@ struct pc_rwlock {
 };
 
 void pc__rwlock_init(struct pc_rwlock *l, int rank);
+/* The same in memory shared between processes (process-shared; not
+ * robust: glibc has no robust rwlock). */
+void pc__rwlock_init_shared(struct pc_rwlock *l, int rank);
 void pc__rwlock_destroy(struct pc_rwlock *l);
 void pc__read_lock(struct pc_rwlock *l);
 void pc__write_lock(struct pc_rwlock *l);

@@ -94,6 +94,7 @@
 #include "internal.h"
 #include "node.h"
 #include "numa_topology.h"
+#include "shm.h"
 #include "tree.h"
 
 #define ALLOC_GIVE_UP_NS (1000ull * 1000 * 1000)	/* busy pages seen */
@@ -120,12 +121,14 @@ void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n)
 
 /* Frames each node may ever have: memory.max (or the machine, or the
  * budget) over the nodes, in whole 2 MiB steps. */
-static uint64_t node_span(struct pc_cache *c, int nodes, uint64_t per)
+static uint64_t node_span(const struct pc_config *cfg, int nodes, uint64_t per)
 {
-	uint64_t max = c->cfg.memory_max;
+	uint64_t max = cfg->memory_max;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t span;
 
+	if (!max && cfg->shared)	/* a region is sized for its budget */
+		max = cfg->memory;
 	if (!max && pages > 0 && psize > 0)
 		max = (uint64_t)pages * (uint64_t)psize;
 	span = pc_max(per, (max >> PC_PAGE_SHIFT) / (uint64_t)nodes);
@@ -153,6 +156,14 @@ static int reserve_spans(struct pc_cache *c, uint64_t span)
 {
 	c->frames_per_node = (uint32_t)span;
 	c->span_frames = span * (uint64_t)c->nr_nodes;
+	if (c->shared) {	/* the region's, never unmapped alone */
+		struct pc_shm *s = pc__local(c)->shm;
+
+		c->data = pc__shm_reserve(s, c->span_frames << PC_PAGE_SHIFT);
+		c->pages = pc__shm_reserve(s, c->span_frames *
+					      sizeof(struct pc_page));
+		return c->data && c->pages ? 0 : -ENOMEM;
+	}
 	c->data = reserve(c->span_frames << PC_PAGE_SHIFT, &c->data_map,
 			  &c->data_map_len);
 	c->pages = reserve(c->span_frames * sizeof(struct pc_page),
@@ -203,7 +214,7 @@ static void data_hugetlb(struct pc_cache *c, int nodes)
 	void *p;
 
 	len = (len + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
-	if (nodes != 1 || hugetlb_free_bytes() < len)
+	if (nodes != 1 || c->shared || hugetlb_free_bytes() < len)
 		return;
 	p = mmap(c->data, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB, -1, 0);
@@ -222,6 +233,21 @@ static int config_nodes(const struct pc_config *cfg)
 	int nodes = cfg->nodes ? cfg->nodes : pc__numa_nr_nodes();
 
 	return nodes < 1 || nodes > PC_MAX_NODES ? 1 : nodes;
+}
+
+/* A shared cache's tree arena for @n: @bytes of the region. */
+static int shared_arena(struct pc_cache *c, struct pc_node *n, size_t bytes)
+{
+	struct pc_shm *s = pc__local(c)->shm;
+	void *a = pc__cache_zalloc(c, pc__arena_struct_size());
+	void *base = pc__shm_reserve(s, bytes);
+
+	if (!a || !base)
+		return -ENOMEM;
+	n->tree_arena = pc__arena_init_shared(a, base, bytes,
+					      pc__tree_node_size(),
+					      pc__shm_broken_flag(s));
+	return 0;
 }
 
 int pc__config_check_budget(const struct pc_config *cfg)
@@ -244,6 +270,27 @@ int pc__config_check_budget(const struct pc_config *cfg)
 	return 0;
 }
 
+/* The nodes' span, whole steps, bounded (pc__nodes_init); 0: too large. */
+static uint64_t config_span(const struct pc_config *cfg, int nodes)
+{
+	uint64_t per = (cfg->memory >> PC_PAGE_SHIFT) / (uint64_t)nodes;
+	uint64_t span = node_span(cfg, nodes, per);
+
+	if (span * (uint64_t)nodes >= UINT32_MAX) {
+		if (per * (uint64_t)nodes >= UINT32_MAX - PC_FRAME_STEP * (uint64_t)nodes)
+			return 0;
+		span = (UINT32_MAX - 1) / (uint64_t)nodes / PC_FRAME_STEP * PC_FRAME_STEP;
+	}
+	return span;
+}
+
+uint64_t pc__config_span_frames(const struct pc_config *cfg)
+{
+	int nodes = config_nodes(cfg);
+
+	return config_span(cfg, nodes) * (uint64_t)nodes;
+}
+
 int pc__nodes_init(struct pc_cache *c)
 {
 	int nodes = config_nodes(&c->cfg);
@@ -254,24 +301,21 @@ int pc__nodes_init(struct pc_cache *c)
 	if (r)
 		return r;
 	per = (c->cfg.memory >> PC_PAGE_SHIFT) / (uint64_t)nodes;
-	span = node_span(c, nodes, per);
-	if (span * (uint64_t)nodes >= UINT32_MAX) {
-		if (per * (uint64_t)nodes >= UINT32_MAX - PC_FRAME_STEP * (uint64_t)nodes) {
-			fprintf(stderr, "pagecache: memory=%llu is too large\n",
-				(unsigned long long)c->cfg.memory);
-			return -EINVAL;
-		}
-		span = (UINT32_MAX - 1) / (uint64_t)nodes / PC_FRAME_STEP * PC_FRAME_STEP;
+	span = config_span(&c->cfg, nodes);
+	if (!span) {
+		fprintf(stderr, "pagecache: memory=%llu is too large\n",
+			(unsigned long long)c->cfg.memory);
+		return -EINVAL;
 	}
 	c->nr_nodes = nodes;
 	atomic_store(&c->nr_frames, per * (uint64_t)nodes);
-	c->nodes = calloc((size_t)nodes, sizeof(*c->nodes));
+	c->nodes = pc__cache_zalloc(c, (size_t)nodes * sizeof(*c->nodes));
 	if (!c->nodes)
 		return -ENOMEM;
 	if (reserve_spans(c, span) < 0) {
 		/* Strict overcommit counts address space as memory: without
 		 * memory.max, room to grow is given up before the budget. */
-		if (c->cfg.memory_max ||
+		if (c->cfg.memory_max || c->shared ||
 		    reserve_spans(c, (per + PC_FRAME_STEP - 1) / PC_FRAME_STEP *
 				     PC_FRAME_STEP) < 0)
 			return -ENOMEM;
@@ -289,23 +333,28 @@ int pc__nodes_init(struct pc_cache *c)
 		n->first_pfn = (uint32_t)(i * span);
 		atomic_init(&n->nr_frames, (uint32_t)per);
 		pc__node_watermarks_locked(c, n);
-		pc__lock_init(&n->free_lock, c, PC_RANK_FREE, PC_VM_free_lock_acquired);
-		pc__lock_init(&n->lru_lock, c, PC_RANK_LRU, PC_VM_lru_lock_acquired);
+		pc__cache_lock_init(c, &n->free_lock, PC_RANK_FREE,
+				    PC_VM_free_lock_acquired);
+		pc__cache_lock_init(c, &n->lru_lock, PC_RANK_LRU,
+				    PC_VM_lru_lock_acquired);
 		for (int l = 0; l < PC_NR_LRU; l++)
 			n->lru[l].head = n->lru[l].tail = PC_NO_PFN;
-		pc__lock_init(&n->kswapd_mtx, NULL, PC_RANK_KSWAPD, -1);
-		pthread_cond_init(&n->kswapd_cond, NULL);
-		pthread_cond_init(&n->alloc_cond, NULL);
-		pc__lock_init(&n->populate_mtx, c, PC_RANK_POPULATE, -1);
+		pc__cache_lock_init(c, &n->kswapd_mtx, PC_RANK_KSWAPD, -1);
+		pc__cache_cond_init(c, &n->kswapd_cond, false);
+		pc__cache_cond_init(c, &n->alloc_cond, false);
+		pc__cache_lock_init(c, &n->populate_mtx, PC_RANK_POPULATE, -1);
 		if (!c->cfg.nodes) {	/* real nodes: first touch lands there */
 			pc__numa_bind(c->data + ((size_t)n->first_pfn << PC_PAGE_SHIFT),
 				      span << PC_PAGE_SHIFT, i);
 			pc__numa_bind(c->pages + n->first_pfn,
 				      span * sizeof(struct pc_page), i);
 		}
-		r = pc__arena_create(&n->tree_arena, pc__tree_node_size(),
-				     span * sizeof(struct pc_page),
-				     c->cfg.nodes ? -1 : i);
+		if (c->shared)
+			r = shared_arena(c, n, span * sizeof(struct pc_page));
+		else
+			r = pc__arena_create(&n->tree_arena, pc__tree_node_size(),
+					     span * sizeof(struct pc_page),
+					     c->cfg.nodes ? -1 : i);
 		if (r)
 			return r;
 		n->free_head = PC_NO_PFN;
@@ -331,14 +380,15 @@ void pc__nodes_fini(struct pc_cache *c)
 			pthread_cond_destroy(&n->kswapd_cond);
 			pthread_cond_destroy(&n->alloc_cond);
 			pc__lock_destroy(&n->populate_mtx);
-			pc__arena_destroy(n->tree_arena);
+			if (!c->shared)
+				pc__arena_destroy(n->tree_arena);
 		}
 	}
 	if (c->data_map)
 		munmap(c->data_map, c->data_map_len);
 	if (c->pages_map)
 		munmap(c->pages_map, c->pages_map_len);
-	free(c->nodes);
+	pc__cache_free(c, c->nodes, (size_t)c->nr_nodes * sizeof(*c->nodes));
 	c->data = NULL;
 	c->pages = NULL;
 	c->data_map = c->pages_map = NULL;

@@ -95,6 +95,9 @@ static inline uint64_t node_wmark_high(struct pc_node *n)
 /* node.c */
 /* memory= against its nodes and memory.max= (message on stderr): 0, -EINVAL */
 int pc__config_check_budget(const struct pc_config *cfg);
+/* Frames @cfg's nodes may ever have in all (shared=on: memory.max, else
+ * memory; a private cache may grow to the machine's memory). */
+uint64_t pc__config_span_frames(const struct pc_config *cfg);
 int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
 /* Set @n's watermarks from its nr_frames; free_lock (or create). */

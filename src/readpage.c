@@ -151,7 +151,7 @@ static struct page_io *read_io(struct pc_mapping *m, struct pc_page **pages,
 		io->iov[i].iov_len = PC_PAGE_SIZE;
 	}
 	io->req = (struct pc_io_req){
-		.fd = m->fd,
+		.fd = pc__bk(m)->fd,
 		.op = PC_IO_READ,
 		.iov = io->iov,
 		.iovcnt = (int)nr,
@@ -184,14 +184,14 @@ static void find_data(struct pc_mapping *m, uint64_t first, unsigned cur,
 		*hpage = (unsigned)pc_min((uint64_t)nr, hi - first);
 		return;
 	}
-	data = lseek(m->fd, (off_t)(at << PC_PAGE_SHIFT), SEEK_DATA);
+	data = lseek(pc__bk(m)->fd, (off_t)(at << PC_PAGE_SHIFT), SEEK_DATA);
 	if (data < 0 || (uint64_t)data >= ((first + nr) << PC_PAGE_SHIFT)) {
 		*dpage = *hpage = nr;
 		return;
 	}
 	lo = (uint64_t)data >> PC_PAGE_SHIFT;
 	*dpage = (unsigned)(lo - first);
-	hole = lseek(m->fd, data, SEEK_HOLE);
+	hole = lseek(pc__bk(m)->fd, data, SEEK_HOLE);
 	if (hole < 0) {
 		*hpage = nr;
 		return;
@@ -261,14 +261,14 @@ static unsigned read_pages(struct pc_mapping *m, struct pc_page **pages,
 			}
 			i += n;
 			if (nreq == PC_MAX_IO_PAGES) {
-				c->io_ops->submit(c->io, reqs, nreq);
+				pc__io_submit(c, reqs, nreq);
 				nreq = 0;
 			}
 		}
 		cur = hpage;
 	}
 	if (nreq)
-		c->io_ops->submit(c->io, reqs, nreq);
+		pc__io_submit(c, reqs, nreq);
 	return zeroed;
 }
 

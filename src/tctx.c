@@ -21,14 +21,20 @@
  * lock).  Unlinking and walking the list (drains) take c->tctx_lock.
  *
  * A forked child can create caches of its own (not use inherited ones):
- * pthread_atfork handlers hold live_lock across fork.
+ * pthread_atfork handlers hold live_lock across fork.  A shared cache
+ * (share.c) it goes on using: the child's thread forgets the parent's
+ * contexts (they stay the parent thread's), and its contexts, like every
+ * other process's, are in the cache's memory on c->tctxs, each marked
+ * with its process; a process that detaches takes its own off.
  *
  * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "share.h"
 
 #define TCTX_SLOTS 8
 
@@ -101,7 +107,7 @@ static void tctx_exit(void *arg)
 			pc__lru_drain(c, t);
 			tctx_unlink(c, t);
 			pc__lock_destroy(&t->lock);
-			free(t);
+			pc__cache_free(c, t, sizeof(*t));
 		}
 		slots[i].t = NULL;
 		slots[i].id = 0;
@@ -139,14 +145,15 @@ struct pc_tctx *pc__tctx(struct pc_cache *c)
 		if (free_slot < 0)
 			return NULL;	/* 9th cache in one thread: no batching */
 	}
-	t = calloc(1, sizeof(*t));
+	t = pc__cache_zalloc(c, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->cache = c;
 	t->cache_id = c->id;
+	t->pid = getpid();
 	t->node = (int)(atomic_fetch_add(&c->next_node, 1) % (unsigned)c->nr_nodes);
 	t->shard = atomic_fetch_add(&c->next_shard, 1) % PC_VMSTAT_SHARDS;
-	pc__lock_init(&t->lock, NULL, PC_RANK_TCTX, -1);
+	pc__cache_lock_init(c, &t->lock, PC_RANK_TCTX, -1);
 	t->next = atomic_load_explicit(&c->tctxs, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(&c->tctxs, &t->next, t,
 						      memory_order_release,
@@ -218,7 +225,11 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	/* This thread's contexts are its parent's thread's. */
+	for (int i = 0; i < TCTX_SLOTS; i++)
+		slots[i].id = 0, slots[i].t = NULL;
 	pc__unlock(&live_lock);
+	pc__share_fork_child();
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -238,7 +249,8 @@ int pc__cache_register(struct pc_cache *c)
 	for (unsigned i = 0; i < MAX_CACHES; i++)
 		if (!live[i]) {
 			live[i] = c;
-			c->id = next_cache_id++;
+			if (!c->shared)	/* a shared one has its own */
+				c->id = next_cache_id++;
 			atomic_store_explicit(&live_id[i], c->id,
 					      memory_order_release);
 			r = 0;
@@ -250,9 +262,16 @@ int pc__cache_register(struct pc_cache *c)
 	return r;
 }
 
-/* @c out of live[]; the contexts of threads still running freed. */
+/*
+ * @c out of live[]; the contexts of this process's threads still running
+ * freed (their batches drained first: a shared cache lives on), and in a
+ * shared cache's home, the last to leave, everyone's.
+ */
 void pc__cache_unregister(struct pc_cache *c)
 {
+	bool all = pc__share_is_home(c);
+	pid_t self = getpid();
+
 	pc__lock(&live_lock);
 	for (unsigned i = 0; i < MAX_CACHES; i++)
 		if (live[i] == c) {
@@ -260,13 +279,24 @@ void pc__cache_unregister(struct pc_cache *c)
 			atomic_store_explicit(&live_id[i], 0,
 					      memory_order_release);
 		}
-	/* Contexts of threads still running die with the cache. */
-	for (struct pc_tctx *t = atomic_exchange(&c->tctxs, NULL), *next; t;
-	     t = next) {
-		next = t->next;
+	for (;;) {	/* other processes may push theirs meanwhile */
+		struct pc_tctx *t;
+
+		pc__lock(&c->tctx_lock);
+		for (t = atomic_load(&c->tctxs); t && !all && t->pid != self;
+		     t = t->next)
+			;
+		pc__unlock(&c->tctx_lock);
+		if (!t)
+			break;
+		pc__lru_drain(c, t);
+		tctx_unlink(c, t);
 		pc__lock_destroy(&t->lock);
-		free(t);
+		pc__cache_free(c, t, sizeof(*t));
 	}
 	pc__unlock(&live_lock);
+	for (int i = 0; i < TCTX_SLOTS; i++)
+		if (slots[i].id == c->id)
+			slots[i].id = 0, slots[i].t = NULL;
 }
 

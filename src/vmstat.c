@@ -42,22 +42,25 @@ static const char *const names[] = {
 _Static_assert(sizeof(names) / sizeof(names[0]) == PC_NR_VMSTAT,
 	       "vmstat names and items out of step");
 
-int pc__vmstat_init(struct pc_vmstat *s, int nr_nodes)
+static size_t shards_size(int nr_nodes)
 {
-	size_t n = (size_t)PC_VMSTAT_SHARDS * (size_t)nr_nodes;
-
-	s->nr_nodes = nr_nodes;
-	s->shards = aligned_alloc(64, n * sizeof(*s->shards));
-	if (!s->shards)
-		return -ENOMEM;
-	memset(s->shards, 0, n * sizeof(*s->shards));
-	return 0;
+	return (size_t)PC_VMSTAT_SHARDS * (size_t)nr_nodes *
+	       sizeof(struct pc_vmstat_shard);
 }
 
-void pc__vmstat_fini(struct pc_vmstat *s)
+int pc__vmstat_init(struct pc_cache *c)
 {
-	free(s->shards);
-	s->shards = NULL;
+	struct pc_vmstat *s = &c->stat;
+
+	s->nr_nodes = c->nr_nodes;
+	s->shards = pc__cache_zalloc(c, shards_size(c->nr_nodes));
+	return s->shards ? 0 : -ENOMEM;
+}
+
+void pc__vmstat_fini(struct pc_cache *c)
+{
+	pc__cache_free(c, c->stat.shards, shards_size(c->stat.nr_nodes));
+	c->stat.shards = NULL;
 }
 
 void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d)
@@ -156,9 +159,7 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 	case PC_VM_waitqueue_wakeups:
 		return node == 0 ? pc__pagewait_wakeups(&c->wait) : 0;
 	case PC_VM_io_uring_fallback:	/* 1: io=uring asked, sync doing it */
-		return node == 0 && (c->io_fallback ||
-				     (c->io && c->io_ops->lost &&
-				      c->io_ops->lost(c->io)));
+		return node == 0 && (c->io_fallback || pc__io_lost(c));
 	default:
 		return shard_sum(c, node, i);
 	}

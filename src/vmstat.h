@@ -43,6 +43,7 @@ struct pc_tctx;
 	X(writeback_requests) X(balance_dirty_pages_idle) \
 	X(writeback_backoff) X(writeback_lost) X(stale_opens) \
 	X(backing_fd_release) X(backing_fd_emfile) X(io_uring_fallback) \
+	X(shared_fds_sent) \
 	X(writeback_requests_now)
 
 enum pc_vmstat_item {
@@ -64,8 +65,9 @@ struct pc_vmstat {
 };
 
 
-int pc__vmstat_init(struct pc_vmstat *s, int nr_nodes);
-void pc__vmstat_fini(struct pc_vmstat *s);
+/* c->stat's shards for c->nr_nodes (the cache's memory): 0, -ENOMEM. */
+int pc__vmstat_init(struct pc_cache *c);
+void pc__vmstat_fini(struct pc_cache *c);
 void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d);
 /* The same with the caller's context (pc__tctx) already looked up. */
 void pc__count_ctx(struct pc_cache *c, struct pc_tctx *t, int node,

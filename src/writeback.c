@@ -286,12 +286,12 @@ static void wb_submit(struct wb_ctl *w)
 	pc__add(c, 0, writeback_requests, n);
 	if (w->now)	/* the caller's own: no completion thread */
 		pc__add(c, 0, writeback_requests_now, n);
-	c->io_ops->submit(c->io, w->reqs, n);
+	pc__io_submit(c, w->reqs, n);
 }
 
 /*
  * Queue one request for @n pages under writeback, in w->reqs: whole pages
- * through m->fd, or (@tail) the first @tail bytes of one page, the file's
+ * through pc__bk(m)->fd, or (@tail) the first @tail bytes of one page, the file's
  * last, through the buffered descriptor (backing.c), so that the disk
  * never holds more of the file than its size.
  */
@@ -300,7 +300,7 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 {
 	struct pc_mapping *m = w->m;
 	struct pc_cache *c = m->cache;
-	int fd = tail ? pc__backing_tail_fd(m, false) : m->fd;
+	int fd = tail ? pc__backing_tail_fd(m, false) : pc__bk(m)->fd;
 	size_t bytes = tail ? tail : (size_t)n << PC_PAGE_SHIFT;
 	struct wb_io *io;
 
@@ -383,6 +383,11 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	uint64_t index = start;
 	int written = 0;
 
+	/* A shared cache's mapping this process cannot write: the home
+	 * holds a descriptor of every file written (share.c) and does it. */
+	if (m->cache->shared && (atomic_load(&pc__bk(m)->fd) < 0 ||
+				 pc__bk(m)->fd_rdonly))
+		return 0;
 	w.m = m;
 	w.now = false;
 	w.nr = w.nreq = 0;
@@ -544,8 +549,8 @@ int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
 
 	pc__writeback_range(m, start, end, true, NULL);
 	pc__wait_writeback_range(m, start, end);
-	/* (m->fd, not tail_fd: fsync is of the file, both descriptors') */
-	if ((datasync ? fdatasync(m->fd) : fsync(m->fd)) != 0)
+	/* (pc__bk(m)->fd, not tail_fd: fsync is of the file, both descriptors') */
+	if ((datasync ? fdatasync(pc__bk(m)->fd) : fsync(pc__bk(m)->fd)) != 0)
 		pc__errseq_set(m, -errno);
 	return pc__errseq_check_advance(m, &f->err_cursor);
 }

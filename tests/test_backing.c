@@ -230,8 +230,8 @@ static void closed_pages(void)
 		    pc_pwrite(f, buf, 10, 0) != 10 || pc_close(f))
 			CHILD_FAIL(4, "file %u", i);
 	}
-	if (m->fd != -1 || atomic_load(&m->nr_pages) != 4)
-		CHILD_FAIL(5, "file 0: fd %d, %llu pages", m->fd,
+	if (pc__bk(m)->fd != -1 || atomic_load(&m->nr_pages) != 4)
+		CHILD_FAIL(5, "file 0: fd %d, %llu pages", pc__bk(m)->fd,
 			   (unsigned long long)atomic_load(&m->nr_pages));
 	pc_vmstat(c, "pgpgin", &in0);
 	if (pc_open(c, nth(0), O_RDONLY, 0, &f) ||
@@ -239,17 +239,17 @@ static void closed_pages(void)
 	    memcmp(back, buf, sizeof(buf)) != 0)
 		CHILD_FAIL(6, "reopened file 0 reads wrong");
 	pc_vmstat(c, "pgpgin", &in1);
-	if (f->mapping != m || m->fd < 0 || in1 != in0)
+	if (f->mapping != m || pc__bk(m)->fd < 0 || in1 != in0)
 		CHILD_FAIL(7, "file 0 reopened: same mapping %d, fd %d, "
-			   "pgpgin +%llu", f->mapping == m, m->fd,
+			   "pgpgin +%llu", f->mapping == m, pc__bk(m)->fd,
 			   (unsigned long long)(in1 - in0));
 	pc_close(f);
 	for (unsigned i = 1; i <= c->fd_budget; i++) {	/* file 0 lets go */
 		if (pc_open(c, nth(i), O_RDWR, 0, &f) || pc_close(f))
 			CHILD_FAIL(8, "file %u again", i);
 	}
-	if (m->fd != -1)
-		CHILD_FAIL(9, "file 0 kept fd %d", m->fd);
+	if (pc__bk(m)->fd != -1)
+		CHILD_FAIL(9, "file 0 kept fd %d", pc__bk(m)->fd);
 	/* Another writer changes file 0 while the cache holds no fd of it. */
 	fd = open(nth(0), O_WRONLY);
 	if (fd < 0 || pwrite(fd, "other", 5, 100) != 5 || close(fd))

@@ -159,7 +159,7 @@ static void test_read_error(void **state)
 	(void)state;
 	write_file(path, sizeof(buf), 9);
 	tu_pattern(want, sizeof(want), 9, 0);
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &f), 0);
 	assert_int_equal(pc_pread(f, buf, 4096, 8192), -EIO);
 	assert_int_equal(pc_get_page(f, 2, 0, &p), -EIO);
@@ -175,8 +175,8 @@ static void test_read_error(void **state)
 			pc__put_page(c, pg);
 		}
 	}
-	assert_true(pc__io_fault_hits(c->io) >= 2);
-	pc__io_fault_clear(c->io);
+	assert_true(pc__io_fault_hits(pc__local(c)->io) >= 2);
+	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc_pread(f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
 	assert_memory_equal(buf, want, sizeof(buf));
 	assert_int_equal(pc_close(f), 0);
@@ -202,7 +202,7 @@ static void test_short_write(void **state)
 	write_file(path, sizeof(want), 21);
 	tu_pattern(want, sizeof(want), 21, 0);
 	tu_pattern(data, sizeof(data), 22, 0);
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
 	/* Page 1 whole, then 100 bytes into page 2, whose read fails. */
 	assert_int_equal(pc_pwrite(f, data, sizeof(data), 4096), 4096);
@@ -212,7 +212,7 @@ static void test_short_write(void **state)
 	assert_int_equal(pc_pread(f, buf, 8192, 0), 8192);
 	assert_memory_equal(buf, want, 8192);
 	/* The device mended: the rest goes in, and all of it to the disk. */
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc_pwrite(f, data + 4096, 100, 8192), 100);
 	memcpy(want + 8192, data + 4096, 100);
 	assert_int_equal(pc_fsync(f), 0);
@@ -243,7 +243,7 @@ static void writeback_error_case(int err, bool short_io)
 	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &a), 0);
 	assert_int_equal(pc_open(c, path, O_RDWR, 0, &b), 0);
 	assert_int_equal(pc_pwrite(a, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 	/* The one request of this fsync fails. */
 	assert_int_equal(pc_fsync(a), -err);
 	/* The data was not dropped: still dirty, still readable. */
@@ -283,12 +283,12 @@ static void test_writeback_persistent(void **state)
 	(void)state;
 	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &a), 0);
 	assert_int_equal(pc_pwrite(a, "data", 4, 0), 4);
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 	assert_int_equal(pc_fsync(a), -EIO);
 	assert_int_equal(pc_fsync(a), -EIO);
 	assert_int_equal(pc_vmstat(c, "nr_dirty", &dirty), 0);
 	assert_int_equal(dirty, 1);
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc_fsync(a), 0);
 	assert_int_equal(pc_close(a), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
@@ -325,7 +325,7 @@ static void test_error_at_close(void **state)
 	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &a), 0);
 	assert_int_equal(pc_open(c, path, O_RDWR, 0, &b), 0);
 	assert_int_equal(pc_pwrite(a, "hello", 5, 0), 5);
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 	assert_int_equal(pc_fsync(b), -EIO);
 	assert_int_equal(pc_close(a), -EIO);
 	assert_int_equal(pc_close(b), 0);

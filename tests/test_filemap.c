@@ -404,11 +404,11 @@ static void test_stable_pages(void **state)
 	assert_int_equal(pc_pwrite(f, a, sizeof(a), 0), 4096);
 	p = pc__find_get_page(f->mapping, 0);
 	assert_non_null(p);
-	assert_int_equal(pc__io_fault_add(c->io, &hold), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &hold), 0);
 	s1.f = s2.f = f;
 	s2.buf = b;
 	assert_int_equal(pthread_create(&t1, NULL, stable_fsync, &s1), 0);
-	while (pc__io_fault_hits(c->io) < 1)	/* page 0 held in flight */
+	while (pc__io_fault_hits(pc__local(c)->io) < 1)	/* page 0 held in flight */
 		tu_sleep_us(200);
 	assert_true(page_test(p, PG_writeback));
 	assert_int_equal(pthread_create(&t2, NULL, stable_write, &s2), 0);

@@ -64,7 +64,7 @@ static void fail_writes_of(pc_cache *c, int fd)
 	struct pc_io_fault rule = { .op = PC_IO_WRITE, .fd = fd, .error = EIO,
 				    .count = -1 };
 
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 }
 
 static void test_evicted_dirty_kept(void **state)
@@ -78,7 +78,7 @@ static void test_evicted_dirty_kept(void **state)
 	tu_model_init(&a, tu_path("evicted"), 4 * PG);
 	tu_model_open(&a, c, O_RDWR | O_CREAT | O_TRUNC);
 	tu_model_write(&a, 0, 3 * PG, 1);
-	fail_writes_of(c, a.f->mapping->fd);
+	fail_writes_of(c, pc__bk(a.f->mapping)->fd);
 	tu_model_close(&a);		/* dirty, closed, its device failing */
 	for (unsigned i = 0; i < MAX_CLOSED + 8; i++) {
 		char name[32];
@@ -101,7 +101,7 @@ static void test_evicted_dirty_kept(void **state)
 	tu_model_open(&a, c, O_RDWR);
 	assert_int_equal(pc_fsync(a.f), -EIO);
 	tu_model_read(&a, 0, 3 * PG);	/* the data is still there */
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc_fsync(a.f), 0);
 	tu_model_check_disk(&a);
 	tu_model_fini(&a);
@@ -124,11 +124,11 @@ static void test_sync_keeps_dirty(void **state)
 	tu_model_init(&a, tu_path("syncfail"), 4 * PG);
 	tu_model_open(&a, c, O_RDWR | O_CREAT | O_TRUNC);
 	tu_model_write(&a, 0, 2 * PG, 2);
-	fail_writes_of(c, a.f->mapping->fd);
+	fail_writes_of(c, pc__bk(a.f->mapping)->fd);
 	assert_int_equal(pc_cache_sync(c), -EIO);
 	assert_int_equal(atomic_load(&a.f->mapping->nr_dirty), 2);
 	assert_int_equal(tu_vm(c, "writeback_lost"), 0);	/* kept */
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc_cache_sync(c), 0);
 	tu_model_check_disk(&a);
 	assert_int_equal(pc_fsync(a.f), -EIO);	/* this open was not told */

@@ -410,18 +410,18 @@ static void test_reader_reads_its_page(void **state)
 	f = tu_open_ro(c, path);
 	assert_int_equal(pc_fadvise(f, 0, 0, POSIX_FADV_RANDOM), 0);
 	tu_read_check(f, buf, PG, 1000 * PG, 9);
-	assert_int_equal(pc__io_fault_now(c->io, &pages), 1);
+	assert_int_equal(pc__io_fault_now(pc__local(c)->io, &pages), 1);
 	assert_int_equal(pages, 1);
 	assert_int_equal(pc_fadvise(f, 0, 0, POSIX_FADV_NORMAL), 0);
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	tu_read_check(f, buf, 1 << 20, 0, 9);		/* a window of 512 pages */
-	assert_int_equal(pc__io_fault_now(c->io, &pages), 1);
+	assert_int_equal(pc__io_fault_now(pc__local(c)->io, &pages), 1);
 	assert_int_equal(pages, 16);
 	assert_true(tu_vm(c, "ra_pages") >= 256);
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	for (uint64_t off = 1 << 20; off < 2 << 20; off += PG)
 		tu_read_check(f, buf, PG, off, 9);		/* read ahead already */
-	assert_int_equal(pc__io_fault_now(c->io, NULL), 0);
+	assert_int_equal(pc__io_fault_now(pc__local(c)->io, NULL), 0);
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	free(buf);

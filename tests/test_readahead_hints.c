@@ -45,7 +45,7 @@ static void test_sparse_no_device_reads(void **state)
 	tu_make_sparse(path, size);
 	c = tu_cache("memory=16M io=fault");
 	/* Any read that reached the device would fail with EIO. */
-	assert_int_equal(pc__io_fault_add(c->io, &rule), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
 	f = tu_open_ro(c, path);
 	for (uint64_t off = 0; off < size; off += 128 * KB) {
 		assert_int_equal(pc_pread(f, buf, 128 * KB, (off_t)off), 128 * KB);
@@ -54,7 +54,7 @@ static void test_sparse_no_device_reads(void **state)
 				assert_int_equal(buf[i], 0);
 	}
 	assert_int_equal(tu_vm(c, "pgpgin"), 0);
-	assert_int_equal(pc__io_fault_hits(c->io), 0);
+	assert_int_equal(pc__io_fault_hits(pc__local(c)->io), 0);
 	/* No latency to hide: windows over holes stay small. */
 	assert_true(f->ra.holes);
 	assert_true(f->ra.size <= 32);

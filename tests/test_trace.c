@@ -41,17 +41,17 @@
 
 #ifdef PC_TRACE_STANDALONE_TEST
 /* One shard per node: enough for the counts these tests check. */
-int pc__vmstat_init(struct pc_vmstat *s, int nr_nodes)
+int pc__vmstat_init(struct pc_cache *c)
 {
-	s->nr_nodes = nr_nodes;
-	s->shards = calloc((size_t)nr_nodes, sizeof(*s->shards));
-	return s->shards ? 0 : -ENOMEM;
+	c->stat.nr_nodes = c->nr_nodes;
+	c->stat.shards = calloc((size_t)c->nr_nodes, sizeof(*c->stat.shards));
+	return c->stat.shards ? 0 : -ENOMEM;
 }
 
-void pc__vmstat_fini(struct pc_vmstat *s)
+void pc__vmstat_fini(struct pc_cache *c)
 {
-	free(s->shards);
-	s->shards = NULL;
+	free(c->stat.shards);
+	c->stat.shards = NULL;
 }
 
 void pc__count(struct pc_cache *c, int node, enum pc_vmstat_item i, int64_t d)
@@ -102,13 +102,13 @@ static struct fx *fx_new(int nr_nodes, uint32_t fpn)
 	x->maps[1].ino = 0x100000002ull;	/* folds to 3 */
 	x->maps[2].ino = 7;
 	x->maps[3].ino = 0xfffffff0ull;
-	assert_int_equal(pc__vmstat_init(&x->c.stat, nr_nodes), 0);
+	assert_int_equal(pc__vmstat_init(&x->c), 0);
 	return x;
 }
 
 static void fx_free(struct fx *x)
 {
-	pc__vmstat_fini(&x->c.stat);
+	pc__vmstat_fini(&x->c);
 	free(x->c.pages);
 	free(x);
 }

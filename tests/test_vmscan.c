@@ -197,7 +197,7 @@ static void safety_run(uint64_t seed, int nodes, int threads, int ops)
 
 	snprintf(cfg, sizeof(cfg), "memory=256K nodes=%d io=fault", nodes);
 	assert_int_equal(pc_cache_create(&c, cfg), 0);
-	assert_int_equal(pc__io_fault_add(c->io, &slow), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &slow), 0);
 	for (int t = 0; t < threads; t++) {
 		runs[t] = (struct s_run){ .c = c, .seed = seed + (uint64_t)nodes,
 					  .id = t, .ops = ops };

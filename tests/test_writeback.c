@@ -262,7 +262,7 @@ static void test_request_sizes(void **state)
 	pc_file *f;
 
 	(void)state;
-	assert_int_equal(pc__io_fault_add(c->io, &count), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &count), 0);
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	/* 6 MiB, contiguous: six requests of 1 MiB, to the ring. */
 	write_pat(f, 0, 6 * MIB, 5);
@@ -272,28 +272,28 @@ static void test_request_sizes(void **state)
 	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(vm(c, "writeback_requests") - req0, 6);
 	assert_int_equal(vm(c, "writeback_requests_now") - now0, 0);
-	assert_int_equal(pc__io_fault_hits(c->io), 6);
+	assert_int_equal(pc__io_fault_hits(pc__local(c)->io), 6);
 	assert_int_equal(vm(c, "pgpgout") - out0, 6 * 1024);
 	check_disk(path, 0, 6 * MIB, 5);
 
 	/* Pages 1..770: runs of 256 from the first dirty page: 4 requests. */
-	pc__io_fault_clear(c->io);
-	assert_int_equal(pc__io_fault_add(c->io, &count), 0);
+	pc__io_fault_clear(pc__local(c)->io);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &count), 0);
 	write_pat(f, PAGE, 770 * PAGE, 6);
 	req0 = vm(c, "writeback_requests");
 	assert_int_equal(pc_fdatasync(f), 0);
 	assert_int_equal(vm(c, "writeback_requests") - req0, 4);
-	assert_int_equal(pc__io_fault_hits(c->io), 4);
+	assert_int_equal(pc__io_fault_hits(pc__local(c)->io), 4);
 
 	/* Holes between: one request per run. */
-	pc__io_fault_clear(c->io);
-	assert_int_equal(pc__io_fault_add(c->io, &count), 0);
+	pc__io_fault_clear(pc__local(c)->io);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &count), 0);
 	for (int i = 0; i < 8; i++)
 		write_pat(f, (uint64_t)i * MIB, 3 * PAGE, 7);
 	req0 = vm(c, "writeback_requests");
 	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(vm(c, "writeback_requests") - req0, 8);
-	assert_int_equal(pc__io_fault_hits(c->io), 8);
+	assert_int_equal(pc__io_fault_hits(pc__local(c)->io), 8);
 	for (int i = 0; i < 8; i++)
 		check_disk(path, (uint64_t)i * MIB, 3 * PAGE, 7);
 
@@ -345,7 +345,7 @@ static void test_several_in_flight(void **state)
 		pthread_t th;
 		pc_file *f;
 
-		if (c->io_ops != &pc__io_uring_ops) {
+		if (pc__local(c)->io_ops != &pc__io_uring_ops) {
 			pc_cache_destroy(c);
 			printf("no io_uring here: one request in flight at a time\n");
 			skip();
@@ -516,7 +516,7 @@ static void slow_device_case(int nw, unsigned delay_us, uint64_t pages)
 	snprintf(cfg, sizeof(cfg), "memory=16M io=fault");
 	c = mk(cfg);
 	limit = vm(c, "nr_dirty_threshold");
-	assert_int_equal(pc__io_fault_add(c->io, &slow), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &slow), 0);
 	for (int i = 0; i < nw; i++) {
 		char name[32];
 
@@ -605,7 +605,7 @@ static void test_no_stall_when_flusher_idle(void **state)
 	int r;
 
 	(void)state;
-	assert_int_equal(pc__io_fault_add(c->io, &fail), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	t0 = now_ms();
 	write_pat(f, 0, 4 * MIB, 13);	/* four times the limit */
@@ -621,7 +621,7 @@ static void test_no_stall_when_flusher_idle(void **state)
 	assert_int_equal(pc_fsync(f), -EIO);
 	/* Nothing was lost (a flusher retry may be running: wait for it). */
 	assert_true(wait_vm(c, "nr_dirty", 1024, true, 10000));
-	pc__io_fault_clear(c->io);
+	pc__io_fault_clear(pc__local(c)->io);
 	/* A flusher retry may have failed after that fsync: told once more. */
 	r = pc_fsync(f);
 	if (r == -EIO)
@@ -649,7 +649,7 @@ static void test_background_error(void **state)
 	a = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	b = op(c, path, O_RDWR);
 	d = op(c, path, O_RDONLY);
-	assert_int_equal(pc__io_fault_add(c->io, &fail), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
 	write_pat(a, 0, 8 * PAGE, 14);
 	/* The flusher's expiry pass meets the error. */
 	assert_true(wait_vm(c, "writeback_errors", 1, true, 20000));
@@ -686,7 +686,7 @@ static void test_partial_failure(void **state)
 	(void)state;
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	write_pat(f, 0, 4 * MIB, 15);
-	assert_int_equal(pc__io_fault_add(c->io, &fail), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
 	assert_int_equal(pc_fsync(f), -ENOSPC);
 	assert_int_equal(vm(c, "nr_dirty"), 256);
 	assert_int_equal(atomic_load(&f->mapping->nr_dirty), 256);
@@ -718,7 +718,7 @@ static void test_sync_open_errors(void **state)
 		write_pat(f, 0, 2 * PAGE, 16);
 		assert_int_equal(vm(c, "nr_dirty"), 0);
 		check_disk(path, 0, 2 * PAGE, 16);
-		assert_int_equal(pc__io_fault_add(c->io, &fail), 0);
+		assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
 		tu_pattern(buf, PAGE, 17, 2 * PAGE);
 		assert_int_equal(pc_pwrite(f, buf, PAGE, 2 * PAGE), -EIO);
 		assert_int_equal(vm(c, "nr_dirty"), 1);
@@ -750,7 +750,7 @@ static void test_destroy_failing_device(void **state)
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	write_pat(f, 0, 16 * PAGE, 18);
 	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc__io_fault_add(c->io, &fail), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
 	t0 = now_ms();
 	assert_int_equal(pc_cache_destroy(c), -EIO);
 	printf("destroy gave up after %" PRIu64 " ms\n", now_ms() - t0);
@@ -768,7 +768,7 @@ static void test_destroy_retries(void **state)
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	write_pat(f, 0, 16 * PAGE, 19);
 	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc__io_fault_add(c->io, &fail), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
 	/* The error is reported (no file was open to hear of it)... */
 	assert_int_equal(pc_cache_destroy(c), -EIO);
 	/* ... and the data written all the same. */
@@ -920,14 +920,14 @@ static void test_sync_write_by_writer(void **state)
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	write_pat(f, 0, 64 * PAGE, 31);
 	assert_int_equal(pc_fsync(f), 0);
-	assert_int_equal(pc__io_fault_now(c->io, NULL), 0);
+	assert_int_equal(pc__io_fault_now(pc__local(c)->io, NULL), 0);
 	assert_int_equal(pc_close(f), 0);
 	for (int mode = 0; mode < 2; mode++) {
 		f = op(c, path, O_WRONLY | (mode ? O_DSYNC : O_SYNC));
-		pc__io_fault_clear(c->io);
+		pc__io_fault_clear(pc__local(c)->io);
 		assert_int_equal(pc_pwrite(f, kb, sizeof(kb), 5 * PAGE + 100),
 				 (ssize_t)sizeof(kb));
-		assert_int_equal(pc__io_fault_now(c->io, &pages), 1);
+		assert_int_equal(pc__io_fault_now(pc__local(c)->io, &pages), 1);
 		assert_int_equal(pages, 1);
 		assert_int_equal(vm(c, "nr_dirty"), 0);
 		assert_int_equal(pc_close(f), 0);

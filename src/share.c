@@ -1,0 +1,851 @@
+/*
+ * share.c - a cache that many processes use (shared=on): its memory, its
+ * locks, what each process keeps of it for itself, and its home.
+ *
+ * The whole cache - struct pc_cache, frames, descriptors, tree nodes,
+ * mappings, open files, bdis, thread contexts, counters, wait queues, the
+ * reclamation domain - lives in one region (shm.c) that every process
+ * maps at the same address, so a pointer means the same in each.  Nothing
+ * in the region points into a process's own memory or at a function.
+ *
+ *   region ─┬─ struct pc_cache (root 0) ── struct pc_share: serials, the
+ *           │                              mappings' slots, the home, the
+ *           │                              attached processes
+ *           ├─ objects (pc__cache_zalloc: shm.c's size classes)
+ *           └─ frames, descriptors, tree arenas (pc__shm_reserve)
+ *
+ *   each process: local[] ── struct pc_local: its region handle, its I/O
+ *                                backend (made at its first I/O), and its
+ *                                descriptors of each mapping, by m->slot
+ *
+ * Fork: the child maps the region already, and keeps the parent's
+ * descriptors (same numbers, same files), so a pc_cache and pc_file
+ * handle go on working there.  What it cannot keep is threads: the fork
+ * handler forgets the parent's I/O backend (the child makes its own) and
+ * the parent's thread contexts (tctx.c), and enters the child in the
+ * cache's table of processes.
+ *
+ * The home: the process that made the cache runs its threads - kswapd,
+ * the flushers - and a service thread.  Writeback needs a descriptor of
+ * each dirty file in the home, so a process that opens a file for writing
+ * sends the home its descriptor (SCM_RIGHTS over a datagram socket pair
+ * made at create) before the open returns: whatever it then writes, the
+ * home can write back, even after the writer died.  The service thread
+ * takes each descriptor into the home's table and starts the flusher of
+ * its device if none runs yet (a bdi made in another process has none).
+ * pc_cache_destroy in the home waits until every other process attached
+ * has detached or died, then tears the cache down as a private one; in
+ * another process it detaches (its descriptors closed, its batches
+ * drained; the region unmapped).  A cache process that outlives its maker
+ * (docs/design.md, "One cache for many processes") is the next step.
+ *
+ * A mapping's slot indexes each process's descriptors of it; its serial
+ * (never reused) tells a process that a slot's descriptors belong to a
+ * mapping since freed: those are closed when the slot is next used.
+ *
+ * Locks: the slots' bitmap is taken and given back by compare-and-swap;
+ * the processes' table is under share->lock (rank SHARE); the process's own tables under local_lock (rank LOCAL: made
+ * and reset there, read without it).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "backing.h"
+#include "bdi.h"
+#include "ebr.h"
+#include "io.h"
+#include "share.h"
+#include "shm.h"
+
+#define SLOTS_MAX (1u << 18)		/* mappings of one cache at once */
+#define BK_CHUNK 256u			/* descriptors' entries a chunk */
+#define BK_DIR (SLOTS_MAX / BK_CHUNK)
+#define MAX_LOCAL 16			/* shared caches one process uses */
+#define MAX_PROCS 256			/* processes attached at once */
+
+enum { MSG_FD = 1, MSG_STOP };
+#define SOCK_NAME "pagecache-%016llx"	/* abstract: the home's socket */
+
+struct share_msg {
+	int type;
+	int rdonly;
+	uint64_t dev, ino, serial;
+};
+
+struct pc_share {
+	struct pc_lock lock;		/* rank SHARE: procs[] */
+	_Atomic uint64_t next_serial;
+	int32_t home_pid;		/* read-only */
+	uint64_t home_start;		/* read-only */
+	uint64_t id;			/* read-only: random; names the
+					   home's socket */
+	int sock;			/* read-only: the home's, bound */
+	_Atomic bool closing;		/* the home is tearing it down */
+	_Atomic uint32_t slot_hint;	/* where the last slot was found */
+	_Atomic uint64_t slot_map[SLOTS_MAX / 64];	/* taken by CAS */
+	struct {
+		_Atomic int32_t pid;	/* 0: free */
+		uint64_t start;
+	} procs[MAX_PROCS];		/* lock */
+};
+
+struct local_ent {
+	_Atomic(struct pc_cache *) c;	/* written under local_lock */
+	struct pc_local l;
+	_Atomic int sock;		/* to send the home descriptors; -1:
+					   not made yet (share_sock) */
+	pthread_t service;		/* home: the service thread */
+	bool service_started;
+};
+
+static struct pc_lock local_lock = PC_LOCK_INITIALIZER(PC_RANK_LOCAL);
+static struct local_ent local[MAX_LOCAL];
+
+/* ------------------------------------------------------------------ */
+/* This process's part.                                                 */
+
+static struct local_ent *local_ent(struct pc_cache *c)
+{
+	for (unsigned i = 0; i < MAX_LOCAL; i++)
+		if (atomic_load_explicit(&local[i].c, memory_order_acquire) == c)
+			return &local[i];
+	return NULL;
+}
+
+struct pc_local *pc__local_shared(struct pc_cache *c)
+{
+	struct local_ent *e = local_ent(c);
+
+	PC_ASSERT(e);	/* a process uses only caches it attached */
+	return &e->l;
+}
+
+static struct local_ent *local_add(struct pc_cache *c, struct pc_shm *shm)
+{
+	struct local_ent *e = NULL;
+
+	pc__lock(&local_lock);
+	for (unsigned i = 0; i < MAX_LOCAL && !e; i++)
+		if (!atomic_load(&local[i].c))
+			e = &local[i];
+	if (e) {
+		memset(&e->l, 0, sizeof(e->l));
+		e->service_started = false;
+		atomic_init(&e->sock, -1);
+		e->l.shm = shm;
+		e->l.bk_dir = calloc(BK_DIR, sizeof(*e->l.bk_dir));
+		if (e->l.bk_dir)
+			atomic_store_explicit(&e->c, c, memory_order_release);
+		else
+			e = NULL;
+	}
+	pc__unlock(&local_lock);
+	return e;
+}
+
+/* Close this process's descriptors of every mapping; forget the tables. */
+static void local_remove(struct local_ent *e)
+{
+	pc__lock(&local_lock);
+	for (unsigned i = 0; i < BK_DIR; i++) {
+		struct pc_backing *chunk = atomic_load(&e->l.bk_dir[i]);
+
+		if (!chunk)
+			continue;
+		for (unsigned j = 0; j < BK_CHUNK; j++) {
+			struct pc_backing *b = &chunk[j];
+			int fds[3] = { atomic_load(&b->fd),
+				       atomic_load(&b->tail_fd), b->ro_fd };
+
+			for (int k = 0; k < 3; k++)
+				if (fds[k] >= 0)
+					close(fds[k]);
+		}
+		free(chunk);
+	}
+	free(e->l.bk_dir);
+	if (atomic_load(&e->sock) >= 0)
+		close(atomic_load(&e->sock));
+	atomic_store(&e->sock, -1);
+	memset(&e->l, 0, sizeof(e->l));
+	atomic_store(&e->c, NULL);
+	pc__unlock(&local_lock);
+}
+
+static void bk_clear(struct pc_backing *b)
+{
+	atomic_init(&b->fd, -1);
+	atomic_init(&b->tail_fd, -1);
+	b->ro_fd = -1;
+	b->fd_rdonly = false;
+}
+
+struct pc_backing *pc__bk_shared(const struct pc_mapping *m)
+{
+	struct pc_local *l = pc__local_shared(m->cache);
+	struct pc_backing *_Atomic *dir = &l->bk_dir[m->slot / BK_CHUNK];
+	struct pc_backing *chunk = atomic_load_explicit(dir, memory_order_acquire);
+	struct pc_backing *b;
+
+	if (__builtin_expect(!chunk, 0)) {
+		pc__lock(&local_lock);
+		chunk = atomic_load(dir);
+		if (!chunk) {
+			chunk = calloc(BK_CHUNK, sizeof(*chunk));
+			if (!chunk)	/* no memory for 8 KiB: nothing works */
+				abort();
+			for (unsigned j = 0; j < BK_CHUNK; j++)
+				bk_clear(&chunk[j]);
+			atomic_store_explicit(dir, chunk, memory_order_release);
+		}
+		pc__unlock(&local_lock);
+	}
+	b = &chunk[m->slot % BK_CHUNK];
+	if (__builtin_expect(atomic_load_explicit(&b->serial,
+						  memory_order_acquire) !=
+			     m->serial, 0)) {
+		/* The slot's last mapping is gone: its descriptors go. */
+		pc__lock(&local_lock);
+		if (atomic_load(&b->serial) != m->serial) {
+			int fds[3] = { atomic_load(&b->fd),
+				       atomic_load(&b->tail_fd), b->ro_fd };
+
+			for (int k = 0; k < 3; k++)
+				if (fds[k] >= 0)
+					close(fds[k]);
+			bk_clear(b);
+			atomic_store_explicit(&b->serial, m->serial,
+					      memory_order_release);
+		}
+		pc__unlock(&local_lock);
+	}
+	return b;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory and locks.                                                    */
+
+void *pc__cache_zalloc(struct pc_cache *c, size_t size)
+{
+	void *p;
+
+	if (c->shared)
+		return pc__shm_alloc(pc__local_shared(c)->shm, size);
+	p = aligned_alloc(64, (size + 63) / 64 * 64);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void pc__cache_free(struct pc_cache *c, void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (c->shared)
+		pc__shm_free(pc__local_shared(c)->shm, p, size);
+	else
+		free(p);
+}
+
+void pc__cache_lock_init(struct pc_cache *c, struct pc_lock *l, int rank,
+			 int stat)
+{
+	if (!c->shared) {
+		pc__lock_init(l, stat >= 0 ? c : NULL, rank, stat);
+		return;
+	}
+	pc__lock_init_shared(l, rank,
+			     pc__shm_broken_flag(pc__local_shared(c)->shm));
+	if (stat >= 0) {
+		l->cache = c;
+		l->stat = stat;
+	}
+}
+
+void pc__cache_rwlock_init(struct pc_cache *c, struct pc_rwlock *l, int rank)
+{
+	if (c->shared)
+		pc__rwlock_init_shared(l, rank);
+	else
+		pc__rwlock_init(l, rank);
+}
+
+void pc__cache_cond_init(struct pc_cache *c, pthread_cond_t *cv,
+			 bool monotonic)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	if (monotonic)
+		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	if (c->shared)
+		pthread_condattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* ------------------------------------------------------------------ */
+/* I/O: each process its own backend.                                   */
+
+static void io_fallback_say(int err)
+{
+	static _Atomic bool said;
+
+	if (!atomic_exchange(&said, true))
+		fprintf(stderr, "pagecache: io_uring unavailable (%s): I/O goes "
+			"through the sync backend (pread/pwrite)\n",
+			strerror(-err));
+}
+
+int pc__io_make(struct pc_cache *c, struct pc_local *l)
+{
+	const struct pc_io_ops *ops = pc__io_ops_by_name(c->cfg.io);
+	struct pc_io *io;
+	int r = ops->create(&io, 256);
+
+	if (r && ops == &pc__io_uring_ops) {
+		io_fallback_say(r);	/* no io_uring here */
+		ops = &pc__io_sync_ops;
+		c->io_fallback = true;
+		r = ops->create(&io, 256);
+	}
+	if (r)
+		return r;
+	l->io = io;
+	atomic_store_explicit((_Atomic(const struct pc_io_ops *) *)&l->io_ops,
+			      ops, memory_order_release);
+	return 0;
+}
+
+/* A forked child makes its own backend at its first I/O. */
+static struct pc_local *local_io(struct pc_cache *c)
+{
+	struct pc_local *l = pc__local(c);
+
+	if (__builtin_expect(!atomic_load_explicit(
+		(_Atomic(const struct pc_io_ops *) *)&l->io_ops,
+		memory_order_acquire), 0)) {
+		static struct pc_lock io_lock = PC_LOCK_INITIALIZER(PC_RANK_IO);
+
+		pc__lock(&io_lock);
+		if (!l->io_ops && pc__io_make(c, l))
+			abort();	/* not even the sync backend */
+		pc__unlock(&io_lock);
+	}
+	return l;
+}
+
+int pc__io_submit(struct pc_cache *c, struct pc_io_req **reqs, unsigned n)
+{
+	struct pc_local *l = local_io(c);
+
+	return l->io_ops->submit(l->io, reqs, n);
+}
+
+bool pc__io_lost(struct pc_cache *c)
+{
+	struct pc_local *l = pc__local(c);
+
+	return l->io && l->io_ops->lost && l->io_ops->lost(l->io);
+}
+
+void pc__io_destroy(struct pc_cache *c)
+{
+	struct pc_local *l = pc__local(c);
+
+	if (l->io)
+		l->io_ops->destroy(l->io);
+	l->io = NULL;
+	l->io_ops = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slots and serials of mappings.                                       */
+
+int pc__share_slot_get(struct pc_cache *c, struct pc_mapping *m)
+{
+	struct pc_share *s = c->share;
+	uint32_t hint;
+
+	if (!s)
+		return 0;
+	m->serial = atomic_fetch_add(&s->next_serial, 1);
+	hint = atomic_load_explicit(&s->slot_hint, memory_order_relaxed);
+	for (uint32_t i = 0; i < SLOTS_MAX / 64; i++) {
+		uint32_t w = (hint + i) % (SLOTS_MAX / 64);
+		uint64_t v = atomic_load(&s->slot_map[w]);
+
+		while (~v) {
+			unsigned b = (unsigned)__builtin_ctzll(~v);
+
+			if (atomic_compare_exchange_weak(&s->slot_map[w], &v,
+							 v | 1ull << b)) {
+				atomic_store_explicit(&s->slot_hint, w,
+						      memory_order_relaxed);
+				m->slot = w * 64 + b;
+				return 0;
+			}
+		}
+	}
+	return -ENOMEM;
+}
+
+void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m)
+{
+	struct pc_share *s = c->share;
+
+	if (s)
+		atomic_fetch_and(&s->slot_map[m->slot / 64],
+				 ~(1ull << (m->slot % 64)));
+}
+
+/* ------------------------------------------------------------------ */
+/* The home's descriptors: sent by the writers, taken by the service.  */
+
+bool pc__share_is_home(struct pc_cache *c)
+{
+	return !c->shared || pc__local_shared(c)->home;
+}
+
+static void home_addr(const struct pc_share *s, struct sockaddr_un *a,
+		      socklen_t *len)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	/* sun_path[0] = 0: an abstract name, gone with the socket */
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, SOCK_NAME,
+		 (unsigned long long)s->id);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			   strlen(a->sun_path + 1));
+}
+
+/* This process's socket to send the home descriptors (made once). */
+static int share_sock(struct pc_cache *c)
+{
+	struct local_ent *e = local_ent(c);
+	int fd = atomic_load(&e->sock), none = -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	fd = pc__fd_high(fd);
+	if (!atomic_compare_exchange_strong(&e->sock, &none, fd)) {
+		close(fd);
+		fd = none;
+	}
+	return fd;
+}
+
+void pc__share_send_fd(struct pc_mapping *m)
+{
+	struct pc_cache *c = m->cache;
+	struct pc_backing *b;
+	struct share_msg msg = { .type = MSG_FD };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &msg, sizeof(msg) };
+	struct sockaddr_un to;
+	struct msghdr mh = { .msg_name = &to, .msg_iov = &iov,
+			     .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd, sock;
+
+	if (!c->shared || pc__share_is_home(c) ||
+	    atomic_load(&m->home_rw))
+		return;
+	sock = share_sock(c);
+	if (sock < 0)
+		return;		/* the home cannot write it back; said by
+				   the counter staying put */
+	home_addr(c->share, &to, &mh.msg_namelen);
+	b = pc__bk(m);
+	pc__lock(&m->disk_size_lock);
+	fd = atomic_load(&b->fd);
+	msg.rdonly = b->fd_rdonly;
+	if (fd >= 0 && !b->fd_rdonly) {
+		msg.dev = m->dev;
+		msg.ino = m->ino;
+		msg.serial = m->serial;
+		memset(cbuf, 0, sizeof(cbuf));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		/* In the kernel's hands once sent: safe from our death. */
+		while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+		pc__inc(c, 0, shared_fds_sent);
+	}
+	pc__unlock(&m->disk_size_lock);
+}
+
+/* The home: one descriptor received for the mapping @msg names. */
+static void service_take(struct pc_cache *c, const struct share_msg *msg,
+			 int fd)
+{
+	struct pc_mapping *m = pc__mapping_lookup(c, (dev_t)msg->dev,
+						  (ino_t)msg->ino);
+	bool kept = false;
+	struct stat st;
+
+	/* Anyone may send to the socket: only the mapping's own file is
+	 * taken, and only open for writing as the message says. */
+	if (m && m->serial == msg->serial && fstat(fd, &st) == 0 &&
+	    pc__mapping_matches(m, &st) &&
+	    (msg->rdonly || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR)) {
+		pc__lock(&c->mappings_lock);
+		kept = pc__backing_attach_locked(m, fd, msg->rdonly);
+		if (!pc__backing_needs_locked(m, true))
+			atomic_store(&m->home_rw, true);
+		pc__unlock(&c->mappings_lock);
+		pc__bdi_start(m->bdi);
+	}
+	if (m)
+		pc__mapping_put(m);
+	if (!kept)
+		close(fd);
+}
+
+static void *service_main(void *arg)
+{
+	struct pc_cache *c = arg;
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		struct share_msg msg;
+		char cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { &msg, sizeof(msg) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		ssize_t n = recvmsg(c->share->sock, &mh, MSG_CMSG_CLOEXEC);
+		int fd = -1;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_RIGHTS)
+				memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		if (n != sizeof(msg) || msg.type == MSG_STOP) {
+			if (fd >= 0)
+				close(fd);
+			if (n == sizeof(msg) && msg.type == MSG_STOP &&
+			    atomic_load(&c->share->closing))
+				break;	/* sent by the home's destroy */
+			continue;
+		}
+		if (fd >= 0)
+			service_take(c, &msg, pc__fd_high(fd));
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Processes.                                                           */
+
+static void procs_enter(struct pc_cache *c)
+{
+	struct pc_share *s = c->share;
+	pid_t pid = getpid();
+
+	pc__lock(&s->lock);
+	for (unsigned i = 0; i < MAX_PROCS; i++)
+		if (!atomic_load(&s->procs[i].pid) ||
+		    !pc__process_alive(atomic_load(&s->procs[i].pid),
+				       s->procs[i].start)) {
+			s->procs[i].start = pc__process_start(pid);
+			atomic_store(&s->procs[i].pid, pid);
+			break;
+		}
+	pc__unlock(&s->lock);
+}
+
+static void procs_leave(struct pc_cache *c)
+{
+	struct pc_share *s = c->share;
+	pid_t pid = getpid();
+
+	pc__lock(&s->lock);
+	for (unsigned i = 0; i < MAX_PROCS; i++)
+		if (atomic_load(&s->procs[i].pid) == pid)
+			atomic_store(&s->procs[i].pid, 0);
+	pc__unlock(&s->lock);
+}
+
+/* Processes attached but this one and alive. */
+static unsigned procs_others(struct pc_cache *c)
+{
+	struct pc_share *s = c->share;
+	pid_t pid = getpid();
+	unsigned n = 0;
+
+	pc__lock(&s->lock);
+	for (unsigned i = 0; i < MAX_PROCS; i++) {
+		pid_t p = atomic_load(&s->procs[i].pid);
+
+		if (!p || p == pid)
+			continue;
+		if (pc__process_alive(p, s->procs[i].start))
+			n++;
+		else
+			atomic_store(&s->procs[i].pid, 0);
+	}
+	pc__unlock(&s->lock);
+	return n;
+}
+
+PC_EXPORT unsigned pc_cache_processes(pc_cache *c)
+{
+	if (!c)
+		return 0;
+	return c->shared ? procs_others(c) + 1 : 1;
+}
+
+void pc__share_fork_child(void)
+{
+	for (unsigned i = 0; i < MAX_LOCAL; i++) {
+		struct pc_cache *c = atomic_load(&local[i].c);
+
+		if (!c)
+			continue;
+		/* The parent's ring and threads are not ours. */
+		local[i].l.io = NULL;
+		local[i].l.io_ops = NULL;
+		local[i].l.home = false;
+		local[i].service_started = false;
+		procs_enter(c);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Create, attach and destroy.                                          */
+
+/* Bytes of region a cache of @span_frames frames needs. */
+static size_t region_size(uint64_t span_frames)
+{
+	return (span_frames << PC_PAGE_SHIFT) +	/* frames */
+	       2 * span_frames * sizeof(struct pc_page) +	/* descriptors,
+							   tree arenas */
+	       (256ull << 20);			/* objects */
+}
+
+static uint64_t random_id(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (uint64_t)getpid() << 32 ^ pc__now_ns();
+	return v;
+}
+
+/* The home's socket, bound to its abstract name: 0 or -errno. */
+static int home_sock(struct pc_share *s)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	home_addr(s, &a, &len);
+	if (bind(fd, (struct sockaddr *)&a, len) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	s->sock = pc__fd_high(fd);
+	return 0;
+}
+
+int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
+		     uint64_t span_frames)
+{
+	const char *name = cfg->name[0] ? cfg->name : NULL;
+	struct pc_shm *shm;
+	struct local_ent *e;
+	struct pc_cache *c;
+	struct pc_share *s;
+	int r;
+
+	r = pc__shm_create(&shm, name, region_size(span_frames));
+	if (r) {
+		if (r == -EEXIST && name)
+			fprintf(stderr, "pagecache: a shared cache named %s "
+				"exists: pc_cache_attach joins it\n", name);
+		return r;
+	}
+	c = pc__shm_alloc(shm, sizeof(*c));
+	s = pc__shm_alloc(shm, sizeof(*s));
+	e = c && s ? local_add(c, shm) : NULL;
+	if (!e) {
+		pc__shm_detach(shm);
+		if (name)
+			pc__shm_unlink(name);
+		return -ENOMEM;
+	}
+	c->shared = true;
+	c->share = s;
+	c->cfg = *cfg;
+	c->id = random_id() | 1ull << 63;	/* unique in every process */
+	e->l.home = true;
+	pc__lock_init_shared(&s->lock, PC_RANK_SHARE,
+			     pc__shm_broken_flag(shm));
+	atomic_init(&s->next_serial, 1);
+	s->home_pid = getpid();
+	s->home_start = pc__process_start(s->home_pid);
+	s->id = random_id();
+	r = home_sock(s);
+	if (r) {
+		local_remove(e);
+		pc__shm_detach(shm);
+		if (name)
+			pc__shm_unlink(name);
+		return r;
+	}
+	procs_enter(c);
+	*out = c;
+	return 0;
+}
+
+int pc__share_start(struct pc_cache *c)
+{
+	struct local_ent *e = local_ent(c);
+	int r;
+
+	r = -pthread_create(&e->service, NULL, service_main, c);
+	if (r)
+		return r;
+	e->service_started = true;
+	/* Whole now: attach may find it. */
+	atomic_store(pc__shm_root(e->l.shm, 0), c);
+	return 0;
+}
+
+PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
+{
+	struct pc_shm *shm;
+	struct local_ent *e;
+	struct pc_cache *c;
+	int r;
+
+	if (!out || !name)
+		return -EINVAL;
+	*out = NULL;
+	r = pc__shm_attach(&shm, name);
+	if (r == -EEXIST)
+		fprintf(stderr, "pagecache: the shared cache %s cannot be "
+			"mapped at its address in this process (something "
+			"else is there): not joining it\n", name);
+	if (r)
+		return r;
+	c = atomic_load(pc__shm_root(shm, 0));
+	if (!c) {		/* still being made */
+		pc__shm_detach(shm);
+		return -EAGAIN;
+	}
+	if (pc__shm_broken(shm) ||
+	    !pc__process_alive(c->share->home_pid, c->share->home_start)) {
+		pc__shm_detach(shm);
+		return -ENOTCONN;	/* nobody runs its threads */
+	}
+	e = local_add(c, shm);
+	if (!e) {
+		pc__shm_detach(shm);
+		return -ENOMEM;
+	}
+	procs_enter(c);
+	if (atomic_load(&c->share->closing)) {	/* too late: it is going */
+		procs_leave(c);
+		local_remove(e);
+		pc__shm_detach(shm);
+		return -ENOENT;
+	}
+	r = pc__cache_register(c);
+	if (r) {
+		procs_leave(c);
+		local_remove(e);
+		pc__shm_detach(shm);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+/*
+ * The home's destroy begins: a named cache's name goes (no new joins),
+ * then the home waits until no other process is attached.
+ */
+void pc__share_wait_others(struct pc_cache *c)
+{
+	bool said = false;
+
+	if (c->cfg.name[0])
+		pc__shm_unlink(c->cfg.name);
+	atomic_store(&c->share->closing, true);
+	while (procs_others(c)) {
+		if (!said)
+			fprintf(stderr, "pagecache: destroy waits for the "
+				"other processes of the shared cache\n");
+		said = true;
+		usleep(10000);
+	}
+}
+
+/* The service thread stops. */
+void pc__share_stop(struct pc_cache *c)
+{
+	struct local_ent *e = local_ent(c);
+	struct share_msg msg = { .type = MSG_STOP };
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd;
+
+	if (!e || !e->service_started)
+		return;
+	fd = share_sock(c);
+	home_addr(c->share, &a, &len);
+	while (fd >= 0 && sendto(fd, &msg, sizeof(msg), MSG_NOSIGNAL,
+				 (struct sockaddr *)&a, len) < 0 &&
+	       errno == EINTR)
+		;
+	pthread_join(e->service, NULL);
+	e->service_started = false;
+}
+
+void pc__share_detach(struct pc_cache *c)
+{
+	struct local_ent *e = local_ent(c);
+	struct pc_shm *shm;
+
+	if (!e)
+		return;
+	shm = e->l.shm;
+	if (e->l.home) {
+		close(c->share->sock);
+		if (c->cfg.name[0] && !atomic_load(&c->share->closing))
+			pc__shm_unlink(c->cfg.name);	/* a failed create */
+	}
+	procs_leave(c);
+	local_remove(e);
+	pc__shm_detach(shm);
+}

@@ -1,0 +1,46 @@
+/*
+ * share.h - what the core asks of share.c about a shared cache
+ * (shared=on): its creation in a region, its home process, the processes
+ * attached, the mappings' slots, the descriptors sent home.  internal.h
+ * has the memory, lock and I/O helpers every file uses.
+ */
+#ifndef PC_SHARE_H
+#define PC_SHARE_H
+
+#include "internal.h"
+
+/*
+ * A cache in a new region sized for @span_frames frames: *@out is its
+ * zeroed struct pc_cache there (shared, cfg set from @cfg), with this
+ * process as its home.  0, or -errno.
+ */
+int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
+		     uint64_t span_frames);
+/* The home's service thread (after the rest of create): 0 or -errno. */
+int pc__share_start(struct pc_cache *c);
+/* Does this process run @c's threads?  (Private caches: yes.) */
+bool pc__share_is_home(struct pc_cache *c);
+/* Home's destroy: until every other attached process detached or died. */
+void pc__share_wait_others(struct pc_cache *c);
+/* The service thread stops. */
+void pc__share_stop(struct pc_cache *c);
+/* This process leaves @c: its descriptors closed, the region unmapped. */
+void pc__share_detach(struct pc_cache *c);
+/* fork(2), in the child: the parent's I/O forgotten, the child entered. */
+void pc__share_fork_child(void);
+
+/* A new mapping's serial and slot (shared caches): 0, or -ENOMEM. */
+int pc__share_slot_get(struct pc_cache *c, struct pc_mapping *m);
+void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m);
+/*
+ * Another process than the home holds a writable descriptor of @m: send
+ * it home, unless the home has one (it writes @m back).  Before the open
+ * that made it returns.
+ */
+void pc__share_send_fd(struct pc_mapping *m);
+
+/* This process's I/O backend for @c (the fallback to sync said once). */
+int pc__io_make(struct pc_cache *c, struct pc_local *l);
+void pc__io_destroy(struct pc_cache *c);
+
+#endif /* PC_SHARE_H */

@@ -1,0 +1,576 @@
+/*
+ * test_shared.c - one cache for many processes (shared=on, share.c): a
+ * forked child goes on using the parent's cache and files, and the
+ * processes see one cache as threads do.
+ *
+ *   fork_coherence   writes of each process read by the other at once,
+ *                    through handles opened before and after the fork
+ *   random_model     3 processes x 2 threads of random byte writes and
+ *                    reads on two files larger than the 2M budget, each
+ *                    worker on its own pages interleaved with the
+ *                    others' (one tree, one LRU, refaults across
+ *                    processes), checked against each worker's model
+ *                    during the run and all of them on the disk after
+ *   one_budget       children read files three times the budget: the
+ *                    cache's pages never pass it, and the counters a
+ *                    child moved are the parent's to read
+ *   killed_writer    a child writes a file only it opened and is killed
+ *                    with SIGKILL: every byte is on the disk after the
+ *                    creator's sync (the child had sent its descriptor)
+ *   detach           a child's pc_cache_destroy leaves the cache working;
+ *                    pc_cache_processes counts who is attached
+ *   attach_exec      a program exec'd joins a named cache by its name
+ *                    (this test program again, with arguments): it reads
+ *                    what the creator wrote and writes what the creator
+ *                    reads at once, and a file only it opened is written
+ *                    back by the creator after the child was killed; a
+ *                    program with something of its own at the cache's
+ *                    address is refused (-EEXIST), and so is a name that
+ *                    is gone (-ENOENT)
+ *
+ * A model lives in an anonymous shared mapping so the parent can check
+ * what the children wrote.  Each random test prints its seed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pagecache.h"
+#include "util.h"
+#include "internal.h"
+#include "shm.h"
+
+#define PG 4096
+
+static void *shared_buf(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	return p;
+}
+
+static void disk_check(const char *path, const unsigned char *want,
+		       size_t len)
+{
+	unsigned char *got = malloc(len);
+	int fd = open(path, O_RDONLY);
+
+	assert_non_null(got);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, got, len, 0), (ssize_t)len);
+	close(fd);
+	for (size_t i = 0; i < len; i++)
+		if (got[i] != want[i])
+			fail_msg("%s: byte %zu is %#x on the disk, want %#x",
+				 path, i, got[i], want[i]);
+	free(got);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_fork_coherence(void **state)
+{
+	const char *path = tu_path("coherent");
+	pc_cache *c = tu_cache("shared=on memory=4M");
+	unsigned char buf[PG], want[2 * PG];
+	pc_file *f;
+	pid_t pid;
+	int status, go[2], done[2];
+
+	(void)state;
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644,
+				 &f), 0);
+	memset(want, 'p', PG);
+	memset(want + PG, 'c', PG);
+	assert_int_equal(pc_pwrite(f, want, PG, 0), PG);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	assert_int_equal(pc_cache_processes(c), 1);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_file *g;
+		char b;
+
+		/* The parent's handle, and one of its own. */
+		if (pc_pread(f, buf, PG, 0) != PG || memcmp(buf, want, PG))
+			_exit(2);
+		if (pc_open(c, path, O_RDWR, 0, &g) != 0)
+			_exit(3);
+		if (pc_pwrite(g, want + PG, PG, PG) != PG)
+			_exit(4);
+		if (write(done[1], "w", 1) != 1)
+			_exit(5);
+		/* The parent's second write, seen without a reopen. */
+		if (read(go[0], &b, 1) != 1)
+			_exit(6);
+		if (pc_pread(g, buf, 16, 100) != 16 ||
+		    memcmp(buf, "second write ...", 16))
+			_exit(7);
+		pc_close(g);
+		_exit(0);
+	}
+	{
+		char b;
+
+		assert_int_equal(read(done[0], &b, 1), 1);
+	}
+	assert_int_equal(pc_cache_processes(c), 2);
+	assert_int_equal(pc_pread(f, buf, PG, PG), PG);	/* the child's */
+	assert_memory_equal(buf, want + PG, PG);
+	assert_int_equal(pc_pwrite(f, "second write ...", 16, 100), 16);
+	memcpy(want + 100, "second write ...", 16);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(pc_cache_processes(c), 1);
+	assert_int_equal(pc_cache_sync(c), 0);
+	disk_check(path, want, sizeof(want));
+	pc_close(f);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
+#define RM_PROCS 3
+#define RM_THREADS 2
+#define RM_WORKERS (RM_PROCS * RM_THREADS)
+#define RM_FILES 2
+#define RM_PAGES 1536		/* 6 MiB a file: three budgets of two */
+#define RM_OPS 3000
+
+struct rm {
+	pc_cache *c;
+	uint64_t seed;
+	char path[RM_FILES][512];
+	pc_file *f[RM_FILES];		/* opened by the parent before fork */
+	unsigned char *model[RM_FILES];	/* shared mapping: RM_PAGES pages */
+};
+
+struct rm_worker {
+	struct rm *x;
+	unsigned w;			/* worker 0 .. RM_WORKERS-1 */
+	pc_file *own[RM_FILES];		/* opened by the child */
+};
+
+/* Worker @w owns the pages p with p % RM_WORKERS == w. */
+static uint64_t rm_page(unsigned w, uint64_t k)
+{
+	return k * RM_WORKERS + w;
+}
+
+static void *rm_thread(void *arg)
+{
+	struct rm_worker *wk = arg;
+	struct rm *x = wk->x;
+	uint64_t rs = x->seed ^ (0x9e3779b97f4a7c15ull * (wk->w + 1));
+	unsigned char buf[2 * PG];
+
+	for (unsigned op = 0; op < RM_OPS; op++) {
+		unsigned fi = (unsigned)(tu_rand(&rs) % RM_FILES);
+		uint64_t page = rm_page(wk->w, tu_rand(&rs) %
+					(RM_PAGES / RM_WORKERS));
+		size_t off = (size_t)(tu_rand(&rs) % PG);
+		size_t len = 1 + (size_t)(tu_rand(&rs) % (PG - off));
+		off_t at = (off_t)(page * PG + off);
+		/* Half through the parent's handle, half through ours. */
+		pc_file *f = tu_rand(&rs) & 1 ? x->f[fi] : wk->own[fi];
+		unsigned char *m = x->model[fi] + at;
+
+		if (tu_rand(&rs) % 3 == 0) {	/* a write */
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (unsigned char)tu_rand(&rs);
+			assert_int_equal(pc_pwrite(f, buf, len, at),
+					 (ssize_t)len);
+			memcpy(m, buf, len);
+		} else {			/* a read */
+			assert_int_equal(pc_pread(f, buf, len, at),
+					 (ssize_t)len);
+			if (memcmp(buf, m, len))
+				fail_msg("worker %u: file %u page %" PRIu64
+					 " +%zu: read differs from the model",
+					 wk->w, fi, page, off);
+		}
+	}
+	return NULL;
+}
+
+static void rm_child(unsigned i, void *arg)
+{
+	struct rm *x = arg;
+	struct rm_worker wk[RM_THREADS];
+	pthread_t t[RM_THREADS];
+
+	for (unsigned k = 0; k < RM_THREADS; k++) {
+		wk[k].x = x;
+		wk[k].w = i * RM_THREADS + k;
+		for (unsigned fi = 0; fi < RM_FILES; fi++)
+			assert_int_equal(pc_open(x->c, x->path[fi], O_RDWR, 0,
+						 &wk[k].own[fi]), 0);
+		assert_int_equal(pthread_create(&t[k], NULL, rm_thread,
+						&wk[k]), 0);
+	}
+	for (unsigned k = 0; k < RM_THREADS; k++) {
+		tu_join(t[k]);
+		for (unsigned fi = 0; fi < RM_FILES; fi++)
+			assert_int_equal(pc_close(wk[k].own[fi]), 0);
+	}
+}
+
+static void test_random_model(void **state)
+{
+	struct rm *x = shared_buf(sizeof(*x));
+	size_t bytes = (size_t)RM_PAGES * PG;
+
+	(void)state;
+	x->seed = tu_seed("shared random_model");
+	x->c = tu_cache("shared=on memory=2M");
+	for (unsigned fi = 0; fi < RM_FILES; fi++) {
+		snprintf(x->path[fi], sizeof(x->path[fi]), "%s",
+			 tu_path(fi ? "rm1" : "rm0"));
+		tu_make_file(x->path[fi], RM_PAGES, x->seed + fi);
+		x->model[fi] = shared_buf(bytes);
+		tu_pattern(x->model[fi], bytes, x->seed + fi, 0);
+		assert_int_equal(pc_open(x->c, x->path[fi], O_RDWR, 0,
+					 &x->f[fi]), 0);
+	}
+	tu_in_children(RM_PROCS, rm_child, x);
+	/* The children's writes, read here, then on the disk. */
+	for (unsigned fi = 0; fi < RM_FILES; fi++) {
+		unsigned char *got = malloc(bytes);
+
+		assert_non_null(got);
+		for (size_t at = 0; at < bytes; at += 64 * 1024)
+			assert_int_equal(pc_pread(x->f[fi], got + at, 64 * 1024,
+						  (off_t)at), 64 * 1024);
+		assert_memory_equal(got, x->model[fi], bytes);
+		free(got);
+	}
+	assert_true(tu_vm(x->c, "nr_file_pages") <= 512);
+	assert_int_equal(pc_cache_sync(x->c), 0);
+	for (unsigned fi = 0; fi < RM_FILES; fi++) {
+		disk_check(x->path[fi], x->model[fi], bytes);
+		assert_int_equal(pc_close(x->f[fi]), 0);
+		munmap(x->model[fi], bytes);
+	}
+	assert_int_equal(pc_cache_destroy(x->c), 0);
+	munmap(x, sizeof(*x));
+}
+
+/* ------------------------------------------------------------------ */
+
+#define OB_PAGES 512		/* 2 MiB a file; the budget is 2M */
+#define OB_CHILDREN 3
+
+struct ob {
+	pc_cache *c;
+	char path[OB_CHILDREN][512];
+	uint64_t seed;
+	_Atomic uint64_t max_seen;
+};
+
+static void ob_child(unsigned i, void *arg)
+{
+	struct ob *x = arg;
+	pc_file *f = tu_open_ro(x->c, x->path[i]);
+
+	for (uint64_t p = 0; p < OB_PAGES; p++) {
+		uint64_t now;
+
+		tu_read_page(f, p, x->seed + i);
+		now = tu_vm(x->c, "nr_file_pages");
+		if (now > atomic_load(&x->max_seen))
+			atomic_store(&x->max_seen, now);
+	}
+	assert_int_equal(pc_close(f), 0);
+}
+
+static void test_one_budget(void **state)
+{
+	struct ob *x = shared_buf(sizeof(*x));
+	uint64_t in0;
+
+	(void)state;
+	x->seed = tu_seed("shared one_budget");
+	x->c = tu_cache("shared=on memory=2M");
+	for (unsigned i = 0; i < OB_CHILDREN; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "ob%u", i);
+		snprintf(x->path[i], sizeof(x->path[i]), "%s", tu_path(name));
+		tu_make_file(x->path[i], OB_PAGES, x->seed + i);
+	}
+	in0 = tu_vm(x->c, "pgpgin");
+	tu_in_children(OB_CHILDREN, ob_child, x);
+	/* 512 frames in all, whoever reads. */
+	assert_true(atomic_load(&x->max_seen) <= 512);
+	assert_true(tu_vm(x->c, "nr_file_pages") <= 512);
+	assert_true(tu_vm(x->c, "nr_file_pages") +
+		    tu_vm(x->c, "nr_free_pages") <= 512);
+	/* Every page a child read came in once at least, counted here. */
+	assert_true(tu_vm(x->c, "pgpgin") - in0 >= OB_CHILDREN * OB_PAGES);
+	assert_int_equal(pc_cache_destroy(x->c), 0);
+	munmap(x, sizeof(*x));
+}
+
+/* ------------------------------------------------------------------ */
+
+#define KW_PAGES 256
+
+static void test_killed_writer(void **state)
+{
+	const char *path = tu_path("killed");
+	pc_cache *c = tu_cache("shared=on memory=8M");
+	uint64_t seed = tu_seed("shared killed_writer");
+	size_t bytes = (size_t)KW_PAGES * PG + 123;	/* a partial tail */
+	unsigned char *want = malloc(bytes);
+	uint64_t sent0 = tu_vm(c, "shared_fds_sent");
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	assert_non_null(want);
+	tu_pattern(want, bytes, seed, 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_file *f;
+
+		if (pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f))
+			_exit(2);
+		if (pc_pwrite(f, want, bytes, 0) != (ssize_t)bytes)
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		pause();	/* killed here, the file never closed */
+		_exit(5);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_true(tu_vm(c, "shared_fds_sent") - sent0 >= 1);
+	assert_int_equal(pc_cache_processes(c), 1);
+	/* Nothing written yet needs to be: the creator writes it all. */
+	assert_int_equal(pc_cache_sync(c), 0);
+	disk_check(path, want, bytes);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	free(want);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void detach_child(unsigned i, void *arg)
+{
+	pc_cache *c = arg;
+	pc_file *f;
+	char buf[8];
+
+	(void)i;
+	assert_int_equal(pc_open(c, tu_path("detach"), O_RDWR, 0, &f), 0);
+	assert_int_equal(pc_pwrite(f, "child!!!", 8, 0), 8);
+	assert_int_equal(pc_pread(f, buf, 8, 0), 8);
+	assert_memory_equal(buf, "child!!!", 8);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);	/* detaches */
+}
+
+static void test_detach(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M");
+	pc_file *f;
+	char buf[8];
+
+	(void)state;
+	tu_make_file(tu_path("detach"), 4, 1);
+	tu_in_children(2, detach_child, c);
+	assert_int_equal(pc_cache_processes(c), 1);
+	assert_int_equal(pc_open(c, tu_path("detach"), O_RDWR, 0, &f), 0);
+	assert_int_equal(pc_pread(f, buf, 8, 0), 8);
+	assert_memory_equal(buf, "child!!!", 8);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	{
+		char disk[8];
+		int fd = open(tu_path("detach"), O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, disk, 8, 0), 8);
+		close(fd);
+		assert_memory_equal(disk, "child!!!", 8);
+	}
+}
+
+static char self_exe[4096];
+
+/* Exec'd: argv[1] what, argv[2] the cache's name, then its arguments. */
+static int exec_child(int argc, char **argv)
+{
+	pc_cache *c;
+	pc_file *f;
+	char buf[16];
+	int r;
+
+	if (!strcmp(argv[1], "--occupied")) {	/* argv[3]: the address */
+		void *at = (void *)(uintptr_t)strtoull(argv[3], NULL, 10);
+
+		if (mmap(at, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED_NOREPLACE, -1, 0) != at)
+			return 20;
+		r = pc_cache_attach(&c, argv[2]);
+		return r == -EEXIST ? 0 : 21;
+	}
+	if (argc != 5)
+		return 30;
+	r = pc_cache_attach(&c, argv[2]);
+	if (r) {
+		fprintf(stderr, "attach: %s\n", strerror(-r));
+		return 31;
+	}
+	if (pc_cache_processes(c) != 2)
+		return 32;
+	if (pc_open(c, argv[3], O_RDWR, 0, &f) ||
+	    pc_pread(f, buf, 6, 0) != 6 || memcmp(buf, "parent", 6))
+		return 33;
+	if (pc_pwrite(f, "exec'd child", 12, 4096) != 12)
+		return 34;
+	pc_close(f);
+	/* A file only this process opens: then killed, never closed. */
+	if (pc_open(c, argv[4], O_RDWR | O_CREAT | O_TRUNC, 0644, &f) ||
+	    pc_pwrite(f, "written, then killed", 20, 0) != 20)
+		return 35;
+	printf("ready\n");
+	fflush(stdout);
+	pause();
+	return 36;
+}
+
+static void test_attach_exec(void **state)
+{
+	const char *path = tu_path("attach"), *path2 = tu_path("attach2");
+	char name[64], cfg[128], addr[32], line[16];
+	pc_cache *c, *c2;
+	pc_file *f;
+	char buf[12];
+	int status, out[2];
+	pid_t pid;
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-%d", (int)getpid());
+	snprintf(cfg, sizeof(cfg), "shared=on memory=4M name=%s", name);
+	c = tu_cache(cfg);
+	assert_int_equal(pc_cache_create(&c2, cfg), -EEXIST);
+	assert_int_equal(pc_cache_attach(&c2, name), -EBUSY);	/* here */
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644,
+				 &f), 0);
+	assert_int_equal(pc_pwrite(f, "parent", 6, 0), 6);
+	assert_int_equal(pipe(out), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		execl(self_exe, self_exe, "--attach", name, path, path2,
+		      (char *)NULL);
+		_exit(127);
+	}
+	{
+		FILE *in = fdopen(out[0], "r");
+
+		close(out[1]);
+		assert_non_null(in);
+		assert_non_null(fgets(line, sizeof(line), in));
+		assert_string_equal(line, "ready\n");
+		fclose(in);
+	}
+	/* The exec'd child's write, seen without a reopen. */
+	assert_int_equal(pc_pread(f, buf, 12, 4096), 12);
+	assert_memory_equal(buf, "exec'd child", 12);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(pc_cache_sync(c), 0);
+	{
+		char disk[20];
+		int fd = open(path2, O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, disk, 20, 0), 20);
+		close(fd);
+		assert_memory_equal(disk, "written, then killed", 20);
+	}
+	/* Something at the cache's address in the joiner: refused. */
+	snprintf(addr, sizeof(addr), "%llu", (unsigned long long)(uintptr_t)
+		 pc__shm_base(pc__local(c)->shm));
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(self_exe, self_exe, "--occupied", name, addr,
+		      (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	pc_close(f);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	assert_int_equal(pc_cache_attach(&c2, name), -ENOENT);	/* gone */
+	close(out[0]);
+}
+
+static void test_refused(void **state)
+{
+	pc_cache *c;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "shared=on trace=/dev/null"),
+			 -EINVAL);
+	assert_int_equal(pc_cache_create(&c, "shared=on numa.balancing=on"),
+			 -EINVAL);
+	assert_int_equal(pc_cache_create(&c, "shared=maybe"), -EINVAL);
+	assert_int_equal(pc_cache_processes(NULL), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_coherence),
+		cmocka_unit_test(test_random_model),
+		cmocka_unit_test(test_one_budget),
+		cmocka_unit_test(test_killed_writer),
+		cmocka_unit_test(test_detach),
+		cmocka_unit_test(test_attach_exec),
+		cmocka_unit_test(test_refused),
+	};
+	ssize_t n;
+
+	if (argc >= 4 && strncmp(argv[1], "--", 2) == 0)
+		return exec_child(argc, argv);
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n <= 0)
+		return 1;
+	self_exe[n] = 0;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
