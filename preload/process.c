@@ -2,10 +2,16 @@
  * process.c - the process's cache, the files the kernel serves, and the
  * hand-off of descriptions from the cache to the kernel.
  *
- * The cache.  One per process, made at the first managed open from
- * PAGECACHE_CONFIG (pagecache exec sets it; pc_cache_create's syntax).  If
- * it cannot be made, a message says so once and the process runs on the
- * kernel alone.  Made, it registers the exit flush (atexit, and the .so's
+ * The cache.  With PAGECACHE_CACHE=NAME (pagecache exec sets it: the
+ * user's shared cache), the process joins that cache at its first managed
+ * open (pc_cache_attach), as every other process of the program does, and
+ * a forked child goes on in it.  If the cache cannot be mapped at its
+ * address here, the process must not run beside it: a message, and it
+ * exits (status 125) before it touches a file.  If the cache is gone, a
+ * message says so once and the process runs on the kernel alone.  Without
+ * PAGECACHE_CACHE, a private cache per process, made at the first managed
+ * open from PAGECACHE_CONFIG (pc_cache_create's syntax); if it cannot be
+ * made, a message says so once and the process runs on the kernel alone.  Made, it registers the exit flush (atexit, and the .so's
  * destructor in case exit() skipped it) and, once per process tree, the
  * fork handlers - after the library registered its own in
  * pc_cache_create, so ours run first in the parent (prepare handlers run
@@ -37,8 +43,9 @@
  *
  * Fork: the prepare handler takes files_lock, hands off every description
  * (fork shares them with the child) and takes fdt_lock; the parent's
- * handler releases both; the child's starts afresh: no cache (a new one at
- * its first managed open), zeroed counters, locks as new.  The inherited
+ * handler releases both; the child's starts afresh: zeroed counters,
+ * locks as new, and a private cache's child no cache (a new one at its
+ * first managed open; a shared cache it keeps).  The inherited
  * fds are all kfile entries by then, passed through in both processes.
  *
  * Exit (atexit, the destructor, _exit, _Exit): caching stops (new opens
@@ -48,9 +55,11 @@
  *
  * Locks: files_lock, then one ofd's pos_lock, then fdt_lock.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -97,9 +106,11 @@ static void fork_child(void)
 {
 	shim_fdt_reinit();
 	pthread_mutex_init(&shim_files_lock, NULL);
-	/* The parent's cache lives on only in the parent: its threads
-	 * stayed there.  Ours comes at our first managed open. */
-	atomic_store(&shim_cache, NULL);
+	/* A private cache lives on only in the parent: its threads stayed
+	 * there.  Ours comes at our first managed open.  A shared one is
+	 * the child's too (the library entered it at the fork). */
+	if (!getenv("PAGECACHE_CACHE"))
+		atomic_store(&shim_cache, NULL);
 	atexit_registered = false;
 	atomic_store(&exit_done, 0);
 	shim_stats_reset();
@@ -128,10 +139,25 @@ void shim_init(void)
 static pc_cache *cache_make_locked(void)
 {
 	const char *cfg = getenv("PAGECACHE_CONFIG");
+	const char *name = getenv("PAGECACHE_CACHE");
 	pc_cache *c = NULL;
 	int r;
 
-	r = LIB(pc_cache_create(&c, cfg && *cfg ? cfg : NULL));
+	if (name && *name) {
+		r = LIB(pc_cache_attach(&c, name));
+		if (r == -EAGAIN) {	/* being made: it will be soon */
+			for (int i = 0; i < 1000 && r == -EAGAIN; i++) {
+				struct timespec ts = { 0, 1000000 };
+
+				nanosleep(&ts, NULL);
+				r = LIB(pc_cache_attach(&c, name));
+			}
+		}
+		if (r == -EEXIST)	/* said by the library: never beside it */
+			_exit(125);
+	} else {
+		r = LIB(pc_cache_create(&c, cfg && *cfg ? cfg : NULL));
+	}
 	if (r) {
 		char msg[160];
 		int n = snprintf(msg, sizeof(msg), "pagecache preload: no cache "

@@ -48,6 +48,7 @@
  * without it).  Slots are atomics.  `known` is under known_lock (a plain
  * mutex of this process, taken with no other lock held but e->lock).
  */
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,17 +99,24 @@ static int membarrier(int cmd)
 static uint64_t stat_of(pid_t pid, bool *zombie)
 {
 	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
+	ssize_t n;
 	char *p;
 	uint64_t v = 0;
+	int fd;
 
+	/*
+	 * System calls, not stdio or libc's open: this runs in fork
+	 * handlers too, where an interposer of open(2) (the preload shim)
+	 * may hold its own locks.
+	 */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
 	buf[n] = 0;
 	p = strrchr(buf, ')');		/* the name may hold anything */
 	if (!p)
@@ -123,7 +131,6 @@ static uint64_t stat_of(pid_t pid, bool *zombie)
 	return v;
 }
 
-/* Is the process that claimed a slot as (@pid, @start) still there? */
 static uint64_t start_time(pid_t pid)
 {
 	return stat_of(pid, NULL);

@@ -252,12 +252,17 @@ void pc__mapping_writeback_once(struct pc_mapping *m)
 int pc__mapping_sync(struct pc_mapping *m)
 {
 	_Atomic uint32_t seen = pc__errseq_sample(m);	/* only new errors */
+	bool wrote = atomic_load(&m->nr_dirty) || atomic_load(&m->nr_writeback);
 	uint64_t left;
 	int r;
 
 	/* Failed pages are tried again, a bounded number of times. */
 	left = pc__writeback_mapping_retry(m);
-	pc__seen_refresh(m);
+	/* The disk as we left it - only if we wrote: a change made by the
+	 * kernel's hands (a handed-off descriptor, another process) must
+	 * stay visible to the next open's revalidation (coherence.c). */
+	if (wrote)
+		pc__seen_refresh(m);
 	r = pc__errseq_check_advance(m, &seen);
 	return r ? r : left ? -EIO : 0;
 }
@@ -451,6 +456,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f->cache = c;
 	f->mapping = m;
 	f->flags = flags;
+	f->pid = getpid();
 	pc__cache_lock_init(c, &f->ra_lock, PC_RANK_RA, -1);
 	pc__ra_init(f);
 	pc_list_add_head(&c->files, &f->link);
@@ -591,6 +597,26 @@ PC_EXPORT int pc_close(pc_file *f)
 		pc__backing_trim(c);
 	}
 	return r;
+}
+
+void pc__files_reap(struct pc_cache *c, pid_t pid)
+{
+	for (;;) {
+		struct pc_file *f;
+
+		pc__lock(&c->mappings_lock);
+		for (f = pc_list_first_entry(&c->files, struct pc_file, link);
+		     f && f->pid != pid;
+		     f = pc_list_next_entry(f, struct pc_file, link))
+			;
+		if (f)
+			f->pid = 0;	/* ours to close */
+		pc__unlock(&c->mappings_lock);
+		if (!f)
+			return;
+		pc__inc(c, 0, shared_files_reaped);
+		pc_close(f);
+	}
 }
 
 /* The mapping of (dev, ino) with a reference, or NULL. */

@@ -166,6 +166,9 @@ struct pc_file {
 	_Atomic uint64_t wnext;		/* write stream detection */
 	_Atomic uint64_t wrun;		/* pages written sequentially */
 	struct pc_link link;		/* on c->files, c->mappings_lock */
+	int32_t pid;			/* the opener: a shared cache closes
+					   the files of a process that died
+					   (pc__files_reap); mappings_lock */
 };
 
 /* Per-thread, per-cache context (tctx.c): node, LRU batches. */
@@ -344,6 +347,8 @@ int pc__cache_register(struct pc_cache *c);
 void pc__cache_unregister(struct pc_cache *c);
 struct pc_tctx *pc__tctx(struct pc_cache *c);
 void pc__tctx_drain_all(struct pc_cache *c);
+/* The contexts of process @pid's threads (it died): drained, freed. */
+void pc__tctx_reap(struct pc_cache *c, pid_t pid);
 struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
 
 /* node.c: pages (node.h has the nodes). */
@@ -459,6 +464,8 @@ void pc__errseq_set(struct pc_mapping *m, int err);
 bool pc__mapping_tryget(struct pc_mapping *m);
 void pc__mapping_put(struct pc_mapping *m);
 int pc__mappings_shutdown(struct pc_cache *c);
+/* Close the files process @pid opened and left open (it died). */
+void pc__files_reap(struct pc_cache *c, pid_t pid);
 /* The mapping of (@dev, @ino), with a reference; NULL if none. */
 struct pc_mapping *pc__mapping_lookup(struct pc_cache *c, dev_t dev, ino_t ino);
 /* One writeback pass of all of @m, waited for. */

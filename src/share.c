@@ -562,23 +562,6 @@ static void *service_main(void *arg)
 /* ------------------------------------------------------------------ */
 /* Processes.                                                           */
 
-static void procs_enter(struct pc_cache *c)
-{
-	struct pc_share *s = c->share;
-	pid_t pid = getpid();
-
-	pc__lock(&s->lock);
-	for (unsigned i = 0; i < MAX_PROCS; i++)
-		if (!atomic_load(&s->procs[i].pid) ||
-		    !pc__process_alive(atomic_load(&s->procs[i].pid),
-				       s->procs[i].start)) {
-			s->procs[i].start = pc__process_start(pid);
-			atomic_store(&s->procs[i].pid, pid);
-			break;
-		}
-	pc__unlock(&s->lock);
-}
-
 static void procs_leave(struct pc_cache *c)
 {
 	struct pc_share *s = c->share;
@@ -591,12 +574,25 @@ static void procs_leave(struct pc_cache *c)
 	pc__unlock(&s->lock);
 }
 
-/* Processes attached but this one and alive. */
+/*
+ * What a dead process left: its read sections' slots, its threads'
+ * batches (pages they held), the files it had open.  Its dirty pages are
+ * the cache's and stay, for the home to write back.
+ */
+static void reap(struct pc_cache *c, pid_t pid)
+{
+	pc__ebr_reap(c->ebr, pid);
+	pc__tctx_reap(c, pid);
+	pc__files_reap(c, pid);
+	pc__inc(c, 0, shared_procs_reaped);
+}
+
+/* Processes attached but this one and alive; the dead ones reaped. */
 static unsigned procs_others(struct pc_cache *c)
 {
 	struct pc_share *s = c->share;
-	pid_t pid = getpid();
-	unsigned n = 0;
+	pid_t pid = getpid(), dead[MAX_PROCS];
+	unsigned n = 0, nr_dead = 0;
 
 	pc__lock(&s->lock);
 	for (unsigned i = 0; i < MAX_PROCS; i++) {
@@ -604,12 +600,16 @@ static unsigned procs_others(struct pc_cache *c)
 
 		if (!p || p == pid)
 			continue;
-		if (pc__process_alive(p, s->procs[i].start))
+		if (pc__process_alive(p, s->procs[i].start)) {
 			n++;
-		else
+		} else {
 			atomic_store(&s->procs[i].pid, 0);
+			dead[nr_dead++] = p;
+		}
 	}
 	pc__unlock(&s->lock);
+	for (unsigned i = 0; i < nr_dead; i++)
+		reap(c, dead[i]);	/* whoever found it dead, once */
 	return n;
 }
 
@@ -618,6 +618,30 @@ PC_EXPORT unsigned pc_cache_processes(pc_cache *c)
 	if (!c)
 		return 0;
 	return c->shared ? procs_others(c) + 1 : 1;
+}
+
+static unsigned procs_others(struct pc_cache *c);
+
+/* Into the table of processes: 0, or -EMFILE (MAX_PROCS alive). */
+static int procs_enter(struct pc_cache *c)
+{
+	struct pc_share *s = c->share;
+	pid_t pid = getpid();
+	uint64_t start = pc__process_start(pid);
+
+	for (int pass = 0; pass < 2; pass++) {
+		pc__lock(&s->lock);
+		for (unsigned i = 0; i < MAX_PROCS; i++)
+			if (!atomic_load(&s->procs[i].pid)) {
+				s->procs[i].start = start;
+				atomic_store(&s->procs[i].pid, pid);
+				pc__unlock(&s->lock);
+				return 0;
+			}
+		pc__unlock(&s->lock);
+		(void)procs_others(c);	/* the dead leave room */
+	}
+	return -EMFILE;
 }
 
 void pc__share_fork_child(void)
@@ -632,7 +656,7 @@ void pc__share_fork_child(void)
 		local[i].l.io_ops = NULL;
 		local[i].l.home = false;
 		local[i].service_started = false;
-		procs_enter(c);
+		(void)procs_enter(c);	/* full: it runs unseen by the home */
 	}
 }
 
@@ -722,7 +746,7 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 			pc__shm_unlink(name);
 		return r;
 	}
-	procs_enter(c);
+	(void)procs_enter(c);	/* the first: there is room */
 	*out = c;
 	return 0;
 }
@@ -773,7 +797,12 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 		pc__shm_detach(shm);
 		return -ENOMEM;
 	}
-	procs_enter(c);
+	r = procs_enter(c);
+	if (r) {
+		local_remove(e);
+		pc__shm_detach(shm);
+		return r;
+	}
 	if (atomic_load(&c->share->closing)) {	/* too late: it is going */
 		procs_leave(c);
 		local_remove(e);

@@ -176,6 +176,25 @@ void pc__tctx_drain_all(struct pc_cache *c)
 	pc__unlock(&c->tctx_lock);
 }
 
+void pc__tctx_reap(struct pc_cache *c, pid_t pid)
+{
+	for (;;) {
+		struct pc_tctx *t;
+
+		pc__lock(&c->tctx_lock);
+		for (t = atomic_load(&c->tctxs); t && t->pid != pid;
+		     t = t->next)
+			;
+		pc__unlock(&c->tctx_lock);
+		if (!t)
+			return;
+		pc__lru_drain(c, t);	/* the pages its batches held */
+		tctx_unlink(c, t);
+		pc__lock_destroy(&t->lock);
+		pc__cache_free(c, t, sizeof(*t));
+	}
+}
+
 PC_EXPORT int pc_thread_set_node(pc_cache *c, int node)
 {
 	struct pc_tctx *t;

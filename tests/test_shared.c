@@ -16,7 +16,8 @@
  *                    child moved are the parent's to read
  *   killed_writer    a child writes a file only it opened and is killed
  *                    with SIGKILL: every byte is on the disk after the
- *                    creator's sync (the child had sent its descriptor)
+ *                    creator's sync (the child had sent its descriptor);
+ *                    the dead child is reaped once, its file closed
  *   detach           a child's pc_cache_destroy leaves the cache working;
  *                    pc_cache_processes counts who is attached
  *   attach_exec      a program exec'd joins a named cache by its name
@@ -341,6 +342,8 @@ static void test_killed_writer(void **state)
 	size_t bytes = (size_t)KW_PAGES * PG + 123;	/* a partial tail */
 	unsigned char *want = malloc(bytes);
 	uint64_t sent0 = tu_vm(c, "shared_fds_sent");
+	uint64_t reaped0 = tu_vm(c, "shared_procs_reaped");
+	uint64_t files0 = tu_vm(c, "shared_files_reaped");
 	pid_t pid;
 	int status, ready[2];
 	char b;
@@ -369,7 +372,9 @@ static void test_killed_writer(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status));
 	assert_true(tu_vm(c, "shared_fds_sent") - sent0 >= 1);
-	assert_int_equal(pc_cache_processes(c), 1);
+	assert_int_equal(pc_cache_processes(c), 1);	/* reaped it */
+	assert_int_equal(tu_vm(c, "shared_procs_reaped") - reaped0, 1);
+	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
 	/* Nothing written yet needs to be: the creator writes it all. */
 	assert_int_equal(pc_cache_sync(c), 0);
 	disk_check(path, want, bytes);

@@ -1,15 +1,30 @@
 /*
  * tools/exec.c - `pagecache exec`: run an unmodified program with its
- * regular-file I/O through a page cache of its own.
+ * regular-file I/O through the user's page cache.
  *
  *   pagecache exec [--memory SIZE] [--set KEY=VALUE]... [--stats FILE]
- *                  [--] PROGRAM [ARGS]
+ *                  [--cache NAME | --private] [--] PROGRAM [ARGS]
  *
  * It checks the configuration (pc_config_check: the keys and values of
  * pc_cache_create, and the budget against its nodes), puts libpagecache-preload.so at the end of LD_PRELOAD,
  * sets PAGECACHE_CONFIG (and PAGECACHE_STATS to FILE, made absolute and
  * emptied), and execs the program: no fork, so the exit status, the
- * signals and the process id are the program's.  The preload library is
+ * signals and the process id are the program's.
+ *
+ * The cache.  By default every process of every invocation of the user's
+ * joins one shared cache, "default" (--cache NAME: a cache of that name
+ * instead; the library's region /dev/shm/pagecache-u<UID>-NAME), so that
+ * programs started separately are coherent as under the kernel.  The
+ * first invocation makes it: it starts the cache process, a daemon
+ * (double fork, its own session, every descriptor closed, stdio on
+ * /dev/null) that creates the cache (shared=on name=...) with the
+ * invocation's configuration, runs its threads, and, once no process has
+ * been attached for IDLE_MS (or none came within FIRST_MS), destroys it:
+ * everything written back, the name removed.  Later invocations join it
+ * as it is (their --memory does not change it).  The program's shim
+ * joins by PAGECACHE_CACHE (pc_cache_attach).  --private gives each
+ * process a private cache of its own, coherent with the others only at
+ * open and close (the behaviour before shared caches).  The preload library is
  * found beside this binary (the build tree: build/release/pagecache and
  * build/release/libpagecache-preload.so) or in ../lib beside it (an
  * install: PREFIX/bin and PREFIX/lib).  A build with a sanitizer preloads
@@ -23,10 +38,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pagecache.h"
@@ -36,6 +54,9 @@
 #define EXIT_NO_SHIM 125
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
+#define IDLE_MS 1000		/* the cache process outlives its last user */
+#define FIRST_MS 10000		/* ... and waits this long for a first */
+#define POLL_MS 20
 
 int pc_exec_main(int argc, char **argv);
 
@@ -44,9 +65,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pagecache exec [--memory SIZE] [--set KEY=VALUE]... "
 		"[--stats FILE] [--] PROGRAM [ARGS]\n\n"
-		"Run PROGRAM with its regular-file I/O through a page cache of "
-		"its own\n(libpagecache-preload.so); each process it starts gets "
-		"one too.\n\n"
+		"Run PROGRAM with its regular-file I/O through the user's page "
+		"cache\n(libpagecache-preload.so): one for every process of every "
+		"invocation,\ncoherent as the kernel's.\n\n"
 		"  --memory SIZE      the cache's budget (K, M, G suffixes; "
 		"default 64M)\n"
 		"  --set KEY=VALUE    any key of the library's configuration "
@@ -56,7 +77,11 @@ static void usage(FILE *f)
 		"                     'name value' line each (pc_vmstat's names, "
 		"then\n"
 		"                     managed_opens, passthrough_opens, "
-		"mmap_handoffs ...)\n\n"
+		"mmap_handoffs ...)\n"
+		"  --cache NAME       join the shared cache NAME, made with this "
+		"budget\n"
+		"                     if it does not exist (default: 'default')\n"
+		"  --private          a private cache per process instead\n\n"
 		"Exit status: the program's; 2 bad option, 125 no preload "
 		"library,\n126 PROGRAM not executable, 127 PROGRAM not found.\n");
 }
@@ -141,9 +166,16 @@ static int set_preload(const char *shim)
 	return r;
 }
 
-/* Parse the options into *cfg and *stats; the index of PROGRAM, or -exit. */
-static int parse(int argc, char **argv, char **cfg, char **stats)
+struct opts {
+	char *cfg;		/* the configuration string */
+	char *stats;		/* --stats FILE */
+	const char *cache;	/* --cache NAME; NULL: --private */
+};
+
+/* Parse the options into @o; the index of PROGRAM, or -exit. */
+static int parse(int argc, char **argv, struct opts *o)
 {
+	char **cfg = &o->cfg, **stats = &o->stats;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -157,11 +189,15 @@ static int parse(int argc, char **argv, char **cfg, char **stats)
 			usage(stdout);
 			return -0x100;	/* exit 0 */
 		}
+		if (!strcmp(a, "--private")) {
+			o->cache = NULL;
+			continue;
+		}
 		if (!strncmp(a, "--memory=", 9) || !strncmp(a, "--set=", 6) ||
-		    !strncmp(a, "--stats=", 8)) {
+		    !strncmp(a, "--stats=", 8) || !strncmp(a, "--cache=", 8)) {
 			v = strchr(a, '=') + 1;
 		} else if (!strcmp(a, "--memory") || !strcmp(a, "--set") ||
-			   !strcmp(a, "--stats")) {
+			   !strcmp(a, "--stats") || !strcmp(a, "--cache")) {
 			if (++i >= argc) {
 				fprintf(stderr, "pagecache exec: %s needs a value\n", a);
 				return -EXIT_USAGE;
@@ -172,7 +208,9 @@ static int parse(int argc, char **argv, char **cfg, char **stats)
 				"(see pagecache exec --help)\n", a);
 			return -EXIT_USAGE;
 		}
-		if (!strncmp(a, "--memory", 8)) {
+		if (!strncmp(a, "--cache", 7)) {
+			o->cache = v;
+		} else if (!strncmp(a, "--memory", 8)) {
 			if (config_add(cfg, "memory", v))
 				return -EXIT_USAGE;
 		} else if (!strncmp(a, "--set", 5)) {
@@ -195,22 +233,195 @@ static int parse(int argc, char **argv, char **cfg, char **stats)
 	return i;
 }
 
-/* Everything but the exec; 0, or the exit status. */
-static int prepare(char *cfg, char **stats)
-{
-	char *shim;
-	int r = 0;
+/* ------------------------------------------------------------------ */
+/* The cache process.                                                   */
 
-	if (pc_config_check(cfg) != 0) {
-		fprintf(stderr, "pagecache exec: bad configuration '%s'\n",
-			cfg ? cfg : "");
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The daemon: make the cache (its result on @ready), then serve it until
+ * no process has used it for IDLE_MS, and destroy it.  Never returns.
+ */
+static void cache_process(const char *cfg, int ready)
+{
+	uint64_t idle_since, wait_ms = FIRST_MS;
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	pc_cache *c;
+	int r, null = open("/dev/null", O_RDWR);
+
+	/* Nothing of the program's: a pipe it holds would never end. */
+	for (int fd = 0; fd < 3; fd++)
+		if (null >= 0 && null != fd)
+			dup2(null, fd);
+	if (null > 2)
+		close(null);
+	closefrom(ready + 1);	/* @ready is 3 (cache_start) */
+	sigaction(SIGHUP, &ign, NULL);
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
+	r = pc_cache_create(&c, cfg);
+	if (write(ready, &r, sizeof(r)) != sizeof(r) || r)
+		_exit(r ? 1 : 0);
+	close(ready);
+	idle_since = now_ms();
+	for (;;) {
+		struct timespec ts = { 0, POLL_MS * 1000000L };
+
+		nanosleep(&ts, NULL);
+		if (pc_cache_processes(c) > 1) {	/* (reaps the dead) */
+			wait_ms = IDLE_MS;
+			idle_since = now_ms();
+		} else if (now_ms() - idle_since >= wait_ms) {
+			break;
+		}
+	}
+	pc_cache_destroy(c);	/* the name goes first: no new joins */
+	_exit(0);
+}
+
+/*
+ * Start the cache process for @cfg (which names the cache): 0 when it
+ * made the cache, -EEXIST when another invocation was first, else the
+ * error (said on stderr).
+ */
+static int cache_start(const char *cfg)
+{
+	int p[2], r = -EIO, status;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {		/* a session of its own, then the daemon */
+		close(p[0]);
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if (p[1] != 3) {	/* the one descriptor it keeps: 3 */
+			dup2(p[1], 3);
+			close(p[1]);
+		}
+		fcntl(3, F_SETFD, FD_CLOEXEC);
+		cache_process(cfg, 3);
+	}
+	close(p[1]);
+	waitpid(pid, &status, 0);
+	if (read(p[0], &r, sizeof(r)) != sizeof(r))
+		r = -EIO;
+	close(p[0]);
+	return r;
+}
+
+/*
+ * Make sure the cache @name exists, started with @cfg if not: 0, or the
+ * exit status (said on stderr).
+ */
+static int cache_ensure(const char *name, const char *cfg)
+{
+	char *full = NULL;
+	int r = EXIT_USAGE;
+
+	for (int tries = 0; tries < 50; tries++) {
+		pc_cache *c;
+		int a = pc_cache_attach(&c, name);
+
+		if (a == 0) {		/* it serves: we only looked */
+			pc_cache_destroy(c);
+			r = 0;
+			break;
+		}
+		if (a == -EAGAIN) {	/* being made */
+			struct timespec ts = { 0, 10 * 1000000L };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (a == -ENOTCONN) {	/* its cache process died: a stale name */
+			char path[128];
+
+			snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
+			unlink(path);
+		} else if (a != -ENOENT) {
+			fprintf(stderr, "pagecache exec: cannot join the cache %s: "
+				"%s\n", name, strerror(-a));
+			break;
+		}
+		if (!full) {
+			size_t len = strlen(cfg ? cfg : "") + strlen(name) + 32;
+
+			full = malloc(len);
+			if (!full)
+				break;
+			snprintf(full, len, "%s%sshared=on name=%s", cfg ? cfg : "",
+				 cfg && *cfg ? " " : "", name);
+		}
+		a = cache_start(full);
+		if (a == 0) {
+			r = 0;
+			break;
+		}
+		if (a != -EEXIST) {	/* not another invocation's race */
+			fprintf(stderr, "pagecache exec: cannot make the cache %s: "
+				"%s\n", name, strerror(-a));
+			break;
+		}
+	}
+	free(full);
+	return r;
+}
+
+/* The region's name of the user's cache @cache: "u<UID>-<cache>". */
+static int cache_name(const char *cache, char *buf, size_t size)
+{
+	size_t n = strlen(cache);
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = cache[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		      ch == '.'))
+			n = 0;
+	}
+	if (!n || n > 48) {
+		fprintf(stderr, "pagecache exec: --cache '%s': a name is 1 to 48 "
+			"letters, digits, '.', '_' or '-'\n", cache);
 		return EXIT_USAGE;
 	}
-	if (*stats) {
-		char *abs = stats_file(*stats);
+	snprintf(buf, size, "u%u-%s", (unsigned)geteuid(), cache);
+	return 0;
+}
 
-		free(*stats);
-		*stats = abs;
+/* Everything but the exec; 0, or the exit status. */
+static int prepare(struct opts *o)
+{
+	char *shim, name[64];
+	int r = 0;
+
+	if (pc_config_check(o->cfg) != 0) {
+		fprintf(stderr, "pagecache exec: bad configuration '%s'\n",
+			o->cfg ? o->cfg : "");
+		return EXIT_USAGE;
+	}
+	if (o->stats) {
+		char *abs = stats_file(o->stats);
+
+		free(o->stats);
+		o->stats = abs;
 		if (!abs)
 			return EXIT_USAGE;
 	}
@@ -220,8 +431,20 @@ static int prepare(char *cfg, char **stats)
 			"this program nor in ../lib\n");
 		return EXIT_NO_SHIM;
 	}
-	if (set_preload(shim) || setenv("PAGECACHE_CONFIG", cfg ? cfg : "", 1) ||
-	    (*stats && setenv("PAGECACHE_STATS", *stats, 1))) {
+	if (o->cache) {
+		r = cache_name(o->cache, name, sizeof(name));
+		if (!r)
+			r = cache_ensure(name, o->cfg);
+		if (r) {
+			free(shim);
+			return r;
+		}
+	}
+	if (set_preload(shim) ||
+	    setenv("PAGECACHE_CONFIG", o->cfg ? o->cfg : "", 1) ||
+	    (o->stats && setenv("PAGECACHE_STATS", o->stats, 1)) ||
+	    (o->cache ? setenv("PAGECACHE_CACHE", name, 1)
+		      : unsetenv("PAGECACHE_CACHE"))) {
 		perror("pagecache exec: setenv");
 		r = EXIT_NO_SHIM;
 	}
@@ -231,8 +454,8 @@ static int prepare(char *cfg, char **stats)
 
 int pc_exec_main(int argc, char **argv)
 {
-	char *cfg = NULL, *stats = NULL;
-	int i = parse(argc, argv, &cfg, &stats), r;
+	struct opts o = { .cache = "default" };
+	int i = parse(argc, argv, &o), r;
 
 	if (i < 0) {
 		r = i == -0x100 ? 0 : -i;
@@ -240,13 +463,13 @@ int pc_exec_main(int argc, char **argv)
 		fprintf(stderr, "pagecache exec: no program to run\n");
 		usage(stderr);
 		r = EXIT_USAGE;
-	} else if (!(r = prepare(cfg, &stats))) {
+	} else if (!(r = prepare(&o))) {
 		execvp(argv[i], argv + i);
 		fprintf(stderr, "pagecache exec: %s: %s\n", argv[i], strerror(errno));
 		r = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND
 							: EXIT_CANNOT_RUN;
 	}
-	free(cfg);
-	free(stats);
+	free(o.cfg);
+	free(o.stats);
 	return r;
 }
