@@ -109,6 +109,11 @@ $(BUILD)/commit.h: FORCE
 	@echo '#define PC_COMMIT "$(PC_COMMIT)"' | cmp -s - $@ || \
 	 echo '#define PC_COMMIT "$(PC_COMMIT)"' > $@
 $(BUILD)/tools/bench/result.o: $(BUILD)/commit.h
+# pagecache exec's default cache is named after the library's sources: a
+# build never joins one another build made (share.c checks the layout too).
+SRC_HASH := $(firstword $(shell cat $(LIB_SRC) $(wildcard src/*.h) | cksum))
+$(BUILD)/tools/exec.o: $(LIB_SRC) $(wildcard src/*.h)
+$(BUILD)/tools/exec.o: CPPFLAGS += -DPC_SRC_HASH='"$(SRC_HASH)"'
 $(BUILD)/tools/bench/result.o: CPPFLAGS += -include $(BUILD)/commit.h
 FORCE:
 

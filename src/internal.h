@@ -302,6 +302,17 @@ static inline void *page_data(struct pc_cache *c, const struct pc_page *p)
 /* share.c: shared caches (docs/design.md, "One cache for many processes") */
 struct pc_local *pc__local_shared(struct pc_cache *c);
 struct pc_backing *pc__bk_shared(const struct pc_mapping *m);
+/* This process's pid (share.c keeps it, the fork handler renews it). */
+extern pid_t pc__pid;
+/* The io_pid to mark @c's pages under this process's I/O with (page.h). */
+static inline int32_t pc__io_owner(const struct pc_cache *c, bool first)
+{
+	return c->shared ? (int32_t)pc__pid | (first ? PC_IO_FIRST : 0) : 0;
+}
+/* A dead process's I/O on @p: its write redirtied and ended, its read
+ * unlocked for another reader to do (writeback.c, readpage.c). */
+void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p);
+void pc__read_abandon(struct pc_cache *c, struct pc_page *p);
 /* This process's part of @c. */
 static inline struct pc_local *pc__local(struct pc_cache *c)
 {

@@ -66,6 +66,7 @@ enum pc_page_flag {
 
 #define PC_NO_PFN UINT32_MAX
 #define PC_REF_RETIRED (-1)	/* refcount of a retired frame */
+#define PC_IO_FIRST (1 << 30)	/* io_pid: the first page of a request */
 
 struct pc_page {
 	_Atomic uint32_t flags;
@@ -79,7 +80,13 @@ struct pc_page {
 	_Atomic uint32_t hint_count;	/* NUMA hint: repeated remote hints;
 					   bit 31: queued for migration
 					   (migrate.c) */
-	uint64_t spare[2];
+	/* Shared caches: the process whose I/O holds the page (locked for
+	 * a read, or under writeback), | PC_IO_FIRST on a request's first
+	 * page; 0: none.  Written by the submitter and its completion; a
+	 * dead process's are finished by the reaper (share.c). */
+	_Atomic int32_t io_pid;
+	int32_t spare32;
+	uint64_t spare;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct pc_page) == 64, "struct pc_page is one line");

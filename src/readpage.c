@@ -93,6 +93,7 @@ static void read_end_io(struct pc_io_req *req)
 	for (unsigned i = 0; i < io->nr; i++) {
 		struct pc_page *p = io->pages[i];
 
+		atomic_store_explicit(&p->io_pid, 0, memory_order_relaxed);
 		if (res < 0) {
 			page_set(p, PG_error);
 		} else {
@@ -113,6 +114,16 @@ static void read_end_io(struct pc_io_req *req)
 	if (io->wait)
 		read_wait_done(io->wait);
 	free(io);
+}
+
+void pc__read_abandon(struct pc_cache *c, struct pc_page *p)
+{
+	/* Not uptodate: a waiter that finds it unlocked reads it itself
+	 * (filemap.c).  The reference is the request's, or the dead sync
+	 * reader's own. */
+	atomic_store(&p->io_pid, 0);
+	pc__put_page(c, p);
+	pc__unlock_page(&c->wait, p);
 }
 
 static void zero_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr,
@@ -146,6 +157,9 @@ static struct page_io *read_io(struct pc_mapping *m, struct pc_page **pages,
 	io->t0 = pc__now_ns();
 	io->nr = nr;
 	for (unsigned i = 0; i < nr; i++) {
+		atomic_store_explicit(&pages[i]->io_pid,
+				      pc__io_owner(m->cache, i == 0),
+				      memory_order_relaxed);
 		io->pages[i] = pages[i];
 		io->iov[i].iov_base = page_data(m->cache, pages[i]);
 		io->iov[i].iov_len = PC_PAGE_SIZE;

@@ -64,6 +64,7 @@
 #include "bdi.h"
 #include "ebr.h"
 #include "io.h"
+#include "node.h"
 #include "share.h"
 #include "shm.h"
 
@@ -72,6 +73,20 @@
 #define BK_DIR (SLOTS_MAX / BK_CHUNK)
 #define MAX_LOCAL 16			/* shared caches one process uses */
 #define MAX_PROCS 256			/* processes attached at once */
+
+/*
+ * The layout of what the region holds, as this build compiled it (kept in
+ * root 1): a process of another build must not read it as its own.
+ */
+#define LAYOUT_ID ((uint64_t)sizeof(struct pc_cache) << 44 ^ \
+		   (uint64_t)sizeof(struct pc_mapping) << 32 ^ \
+		   (uint64_t)sizeof(struct pc_file) << 24 ^ \
+		   (uint64_t)sizeof(struct pc_bdi) << 16 ^ \
+		   (uint64_t)sizeof(struct pc_node) << 8 ^ \
+		   (uint64_t)sizeof(struct pc_tctx) << 4 ^ \
+		   (uint64_t)sizeof(struct pc_share) << 28 ^ \
+		   (uint64_t)sizeof(struct pc_config) << 36 ^ \
+		   (uint64_t)PC_NR_VMSTAT << 52 ^ (uint64_t)PC_NR_RANKS << 58)
 
 enum { MSG_FD = 1, MSG_STOP };
 #define SOCK_NAME "pagecache-%016llx"	/* abstract: the home's socket */
@@ -108,6 +123,7 @@ struct local_ent {
 	bool service_started;
 };
 
+pid_t pc__pid;
 static struct pc_lock local_lock = PC_LOCK_INITIALIZER(PC_RANK_LOCAL);
 static struct local_ent local[MAX_LOCAL];
 
@@ -135,6 +151,7 @@ static struct local_ent *local_add(struct pc_cache *c, struct pc_shm *shm)
 	struct local_ent *e = NULL;
 
 	pc__lock(&local_lock);
+	pc__pid = getpid();
 	for (unsigned i = 0; i < MAX_LOCAL && !e; i++)
 		if (!atomic_load(&local[i].c))
 			e = &local[i];
@@ -579,8 +596,40 @@ static void procs_leave(struct pc_cache *c)
  * batches (pages they held), the files it had open.  Its dirty pages are
  * the cache's and stay, for the home to write back.
  */
+/*
+ * The I/O a dead process left on pages (page.h: io_pid): every frame
+ * handed out so far is looked at.  Its io_uring requests are over by now
+ * (a process's ring is cancelled and drained before it becomes a
+ * zombie), so nothing else will end them.
+ */
+static unsigned reap_io(struct pc_cache *c, pid_t pid)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < c->nr_nodes; i++) {
+		struct pc_node *nd = &c->nodes[i];
+		uint32_t hw = atomic_load(&nd->hw);
+
+		for (uint32_t k = 0; k < hw; k++) {
+			struct pc_page *p = &c->pages[nd->first_pfn + k];
+			int32_t owner = atomic_load_explicit(&p->io_pid,
+							     memory_order_relaxed);
+
+			if (!owner || (owner & ~PC_IO_FIRST) != pid)
+				continue;
+			if (page_test(p, PG_writeback))
+				pc__writeback_abandon(c, p);
+			else
+				pc__read_abandon(c, p);
+			n++;
+		}
+	}
+	return n;
+}
+
 static void reap(struct pc_cache *c, pid_t pid)
 {
+	pc__add(c, 0, shared_io_reaped, reap_io(c, pid));
 	pc__ebr_reap(c->ebr, pid);
 	pc__tctx_reap(c, pid);
 	pc__files_reap(c, pid);
@@ -646,6 +695,7 @@ static int procs_enter(struct pc_cache *c)
 
 void pc__share_fork_child(void)
 {
+	pc__pid = getpid();
 	for (unsigned i = 0; i < MAX_LOCAL; i++) {
 		struct pc_cache *c = atomic_load(&local[i].c);
 
@@ -761,6 +811,7 @@ int pc__share_start(struct pc_cache *c)
 		return r;
 	e->service_started = true;
 	/* Whole now: attach may find it. */
+	atomic_store(pc__shm_root(e->l.shm, 1), (void *)(uintptr_t)LAYOUT_ID);
 	atomic_store(pc__shm_root(e->l.shm, 0), c);
 	return 0;
 }
@@ -786,6 +837,12 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 	if (!c) {		/* still being made */
 		pc__shm_detach(shm);
 		return -EAGAIN;
+	}
+	if ((uintptr_t)atomic_load(pc__shm_root(shm, 1)) != LAYOUT_ID) {
+		fprintf(stderr, "pagecache: the shared cache %s was made by "
+			"another build of pagecache: not joining it\n", name);
+		pc__shm_detach(shm);
+		return -EPROTO;
 	}
 	if (pc__shm_broken(shm) ||
 	    !pc__process_alive(c->share->home_pid, c->share->home_start)) {

@@ -334,7 +334,10 @@ static int check_file(int fd, struct pc_shm *hdr)
 	n = pread(fd, hdr, sizeof(*hdr), 0);
 	if (n < 0)
 		return -errno;
-	if ((size_t)n < sizeof(*hdr) || hdr->magic != SHM_MAGIC ||
+	/* Made, not written yet (create writes the magic last). */
+	if ((size_t)n < sizeof(*hdr) || hdr->magic == 0)
+		return -EAGAIN;
+	if (hdr->magic != SHM_MAGIC ||
 	    hdr->layout != (SHM_LAYOUT << 8 | SHM_FLAVOUR) ||
 	    hdr->hdr_size != sizeof(*hdr))
 		return -EPROTO;

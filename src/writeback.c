@@ -207,6 +207,7 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 	for (unsigned i = 0; i < nr; i++) {
 		struct pc_page *p = pages[i];
 
+		atomic_store_explicit(&p->io_pid, 0, memory_order_relaxed);
 		pc__tree_tag_clear(&m->tree, page_index(p), PC_TAG_WRITEBACK);
 		if (err) {
 			page_set(p, PG_error);
@@ -274,6 +275,31 @@ static void wb_end_io(struct pc_io_req *req)
 	free(io);
 }
 
+void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p)
+{
+	struct pc_mapping *m = page_mapping(p);
+	struct pc_bdi *b = m->bdi;
+	bool first = atomic_exchange(&p->io_pid, 0) & PC_IO_FIRST;
+
+	/* The write may have reached the disk or not: dirty again. */
+	pc__lock_counted(&m->tree_lock);
+	pc__tree_tag_clear(&m->tree, page_index(p), PC_TAG_WRITEBACK);
+	if (!page_test_set(p, PG_dirty)) {
+		pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
+		pc__unlock(&m->tree_lock);
+		account_dirtied(m, p);
+	} else {
+		pc__unlock(&m->tree_lock);
+	}
+	atomic_fetch_sub(&m->nr_writeback, 1);
+	atomic_fetch_sub_explicit(&b->nr_writeback, 1, memory_order_relaxed);
+	pc__add(c, page_node(c, p)->id, nr_writeback, -1);
+	if (first)	/* one request fewer in flight */
+		atomic_fetch_sub(&b->in_flight, 1);
+	pc__end_page_writeback(c, p);
+	pc__put_page(c, p);	/* the request's reference */
+}
+
 /* Send the requests built so far. */
 static void wb_submit(struct wb_ctl *w)
 {
@@ -314,6 +340,8 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 	io->nr = n;
 	io->bytes = bytes;
 	for (unsigned k = 0; k < n; k++) {
+		atomic_store_explicit(&pages[k]->io_pid, pc__io_owner(c, k == 0),
+				      memory_order_relaxed);
 		io->pages[k] = pages[k];
 		io->iov[k].iov_base = page_data(c, pages[k]);
 		io->iov[k].iov_len = tail ? tail : PC_PAGE_SIZE;

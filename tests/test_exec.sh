@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/test_exec.sh BUILD_DIR - real programs under `pagecache exec`.
 #
-# Each program runs twice, plain and under `pagecache exec --memory 4M`
+# Each program runs twice, plain and under `pagecache exec --memory 4M --cache "texec-$$"`
 # (files four times the budget, 16 MiB), and what it leaves must be the
 # same: files byte for byte, query results, archive listings with times.
 #   1. the command: bad options and keys exit 2, a missing program 127,
@@ -37,7 +37,7 @@ ok()  { echo "ok   $*"; }
 bad() { echo "FAIL $*"; failed=$((failed + 1)); }
 # check DESCRIPTION COMMAND...: a command that must succeed.
 check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-pcx() { "$bin" exec --memory 4M "$@"; }
+pcx() { "$bin" exec --memory 4M --cache "texec-$$" "$@"; }
 fbin=$bin fhelper=$helper
 if [ "${PC_SANITIZER:-}" = tsan ]; then
 	alt=$(cd "$build/.." && pwd)/test
@@ -47,7 +47,7 @@ if [ "${PC_SANITIZER:-}" = tsan ]; then
 		exit 1
 	fi
 fi
-fpcx() { "$fbin" exec --memory 4M "$@"; }
+fpcx() { "$fbin" exec --memory 4M --cache "texec-$$" "$@"; }
 stat_of() { awk -v n="$2" '$1 == n { print $2 }' "$1"; }
 # at_least FILE NAME MIN: the stats file counted NAME at least MIN.
 at_least() {
@@ -68,7 +68,7 @@ check "unknown key: 2"         [ "$(status "$bin" exec --set no.such.key=1 -- tr
 check "bad value: 2"           [ "$(status "$bin" exec --memory 12Q -- true)" = 2 ]
 check "budget too small: 2"    [ "$(status "$bin" exec --memory 1 -- true)" = 2 ]
 check "--set without =: 2"     [ "$(status "$bin" exec --set memory -- true)" = 2 ]
-check "no program: 2"          [ "$(status "$bin" exec --memory 4M)" = 2 ]
+check "no program: 2"          [ "$(status "$bin" exec --memory 4M --cache "texec-$$")" = 2 ]
 check "a message on stderr"    sh -c "'$bin' exec --bogus -- true 2>&1 | grep -q bogus"
 check "missing program: 127"   [ "$(status "$bin" exec -- ./no-such-program)" = 127 ]
 check "missing in PATH: 127"   [ "$(status "$bin" exec -- no-such-program-xyz)" = 127 ]
@@ -88,23 +88,23 @@ check "help"                   sh -c "'$bin' exec --help | grep -q -- --stats"
 # ---------------------------------------------------------------- 2. coreutils
 head -c 16M /dev/urandom > big
 seq 1 800000 | shuf --random-source=big > lines
-check "cp"                     sh -c "'$bin' exec --memory 4M -- cp big big.cp && cmp big big.cp"
-check "cat"                    sh -c "'$bin' exec --memory 4M -- cat big > big.cat && cmp big big.cat"
-check "cat through sh (exec)"  sh -c "'$bin' exec --memory 4M -- sh -c 'cat big > big.sh' && cmp big big.sh"
+check "cp"                     sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- cp big big.cp && cmp big big.cp"
+check "cat"                    sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- cat big > big.cat && cmp big big.cat"
+check "cat through sh (exec)"  sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- sh -c 'cat big > big.sh' && cmp big big.sh"
 dd if=big of=dd.plain bs=64k status=none && dd if=big of=dd.plain bs=4096 seek=7 count=900 conv=notrunc,fsync status=none
-check "dd"                     sh -c "'$bin' exec --memory 4M -- sh -c 'dd if=big of=dd.pc bs=64k status=none && dd if=big of=dd.pc bs=4096 seek=7 count=900 conv=notrunc,fsync status=none' && cmp dd.plain dd.pc"
+check "dd"                     sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- sh -c 'dd if=big of=dd.pc bs=64k status=none && dd if=big of=dd.pc bs=4096 seek=7 count=900 conv=notrunc,fsync status=none' && cmp dd.plain dd.pc"
 check "sha256sum"              [ "$(pcx -- sha256sum big | cut -d' ' -f1)" = "$(sha256sum big | cut -d' ' -f1)" ]
 sort -n -S 2M -T "$tmp" lines -o sorted.plain
-check "sort"                   sh -c "'$bin' exec --memory 4M -- sort -n -S 2M -T '$tmp' lines -o sorted.pc && cmp sorted.plain sorted.pc"
+check "sort"                   sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- sort -n -S 2M -T '$tmp' lines -o sorted.pc && cmp sorted.plain sorted.pc"
 mkdir -p tree/a/b tree/c
 head -c 3M big > tree/a/b/three; head -c 100 big > tree/a/small; : > tree/c/empty
 head -c 9000000 big > tree/c/nine; ln -s ../a/small tree/c/link; truncate -s 5M tree/sparse
 tar -cf tree.plain.tar -C tree .
-check "tar create"             sh -c "'$bin' exec --memory 4M -- tar -cf tree.pc.tar -C tree . && cmp tree.plain.tar tree.pc.tar"
+check "tar create"             sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- tar -cf tree.pc.tar -C tree . && cmp tree.plain.tar tree.pc.tar"
 mkdir -p out.plain out.pc
 tar -xf tree.plain.tar -C out.plain
 listing() { (cd "$1" && find . -printf '%p %y %s %T@ %l\n' | sort); }
-check "tar extract"            sh -c "'$bin' exec --memory 4M -- tar -xf tree.plain.tar -C out.pc && diff -r out.plain out.pc"
+check "tar extract"            sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- tar -xf tree.plain.tar -C out.pc && diff -r out.plain out.pc"
 check "tar extract: times"     [ "$(listing out.plain)" = "$(listing out.pc)" ]
 
 # ---------------------------------------------------------------- 3. corners

@@ -18,6 +18,11 @@
  *                    with SIGKILL: every byte is on the disk after the
  *                    creator's sync (the child had sent its descriptor);
  *                    the dead child is reaped once, its file closed
+ *   killed_io        a child killed with a read and a write of its own in
+ *                    flight (held by the fault backend): the reaper ends
+ *                    them - the read's page unlocked for another reader,
+ *                    the written page dirty again - so the creator reads
+ *                    the page and writes the child's data back
  *   detach           a child's pc_cache_destroy leaves the cache working;
  *                    pc_cache_processes counts who is attached
  *   attach_exec      a program exec'd joins a named cache by its name
@@ -47,6 +52,7 @@
 #include "pagecache.h"
 #include "util.h"
 #include "internal.h"
+#include "io.h"
 #include "shm.h"
 
 #define PG 4096
@@ -386,6 +392,106 @@ static void test_killed_writer(void **state)
 
 /* ------------------------------------------------------------------ */
 
+struct ki {
+	pc_file *f;
+	char buf[PG];
+};
+
+static void *ki_fsync(void *arg)
+{
+	struct ki *k = arg;
+
+	pc_fsync(k->f);		/* held: never returns */
+	return NULL;
+}
+
+static void *ki_read(void *arg)
+{
+	struct ki *k = arg;
+
+	pc_pread(k->f, k->buf, PG, 0);	/* held: never returns */
+	return NULL;
+}
+
+static void test_killed_io(void **state)
+{
+	const char *path = tu_path("killed_io");
+	pc_cache *c = tu_cache("shared=on memory=4M io=fault");
+	uint64_t seed = tu_seed("shared killed_io");
+	unsigned char want[PG], buf[PG];
+	uint64_t io0;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	tu_make_file(path, 4, seed);
+	memset(want, 'k', sizeof(want));
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static _Atomic bool never;
+		struct pc_io_fault hold_w = { .op = PC_IO_WRITE, .fd = -1,
+					      .count = -1, .gate = &never };
+		struct pc_io_fault hold_r = { .op = PC_IO_READ, .fd = -1,
+					      .off_lo = 0, .off_hi = PG,
+					      .count = -1, .gate = &never };
+		static struct ki k;
+		pthread_t t1, t2;
+
+		if (pc_open(c, path, O_RDWR, 0, &k.f) ||
+		    pc_pread(k.f, buf, PG, 3 * PG) != PG)	/* our I/O made */
+			_exit(2);
+		if (pc__io_fault_add(pc__local(c)->io, &hold_w) ||
+		    pc__io_fault_add(pc__local(c)->io, &hold_r))
+			_exit(3);
+		if (pc_pwrite(k.f, want, PG, PG) != PG)
+			_exit(4);
+		if (pthread_create(&t1, NULL, ki_fsync, &k) ||
+		    pthread_create(&t2, NULL, ki_read, &k))
+			_exit(5);
+		while (pc__io_fault_hits(pc__local(c)->io) < 2)
+			tu_sleep_us(200);	/* both held in flight */
+		if (write(ready[1], "r", 1) != 1)
+			_exit(6);
+		pause();
+		_exit(7);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	io0 = tu_vm(c, "shared_io_reaped");
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(pc_cache_processes(c), 1);	/* reaped now */
+	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0, 2);
+	assert_int_equal(tu_vm(c, "nr_writeback"), 0);
+	{
+		pc_file *f;
+
+		assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+		tu_read_page(f, 0, seed);	/* read here, after all */
+		assert_int_equal(pc_pread(f, buf, PG, PG), PG);
+		assert_memory_equal(buf, want, PG);
+		assert_int_equal(pc_close(f), 0);
+	}
+	assert_int_equal(pc_cache_sync(c), 0);
+	{
+		int fd = open(path, O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, buf, PG, PG), PG);
+		close(fd);
+		assert_memory_equal(buf, want, PG);
+	}
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
 static void detach_child(unsigned i, void *arg)
 {
 	pc_cache *c = arg;
@@ -565,6 +671,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_random_model),
 		cmocka_unit_test(test_one_budget),
 		cmocka_unit_test(test_killed_writer),
+		cmocka_unit_test(test_killed_io),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_refused),

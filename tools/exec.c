@@ -12,8 +12,10 @@
  * signals and the process id are the program's.
  *
  * The cache.  By default every process of every invocation of the user's
- * joins one shared cache, "default" (--cache NAME: a cache of that name
- * instead; the library's region /dev/shm/pagecache-u<UID>-NAME), so that
+ * joins one shared cache, "default-<hash of the library's sources>" (one
+ * per build: another build's layout is not ours; --cache NAME: a cache of
+ * that name instead; the library's region /dev/shm/pagecache-u<UID>-NAME),
+ * so that
  * programs started separately are coherent as under the kernel.  The
  * first invocation makes it: it starts the cache process, a daemon
  * (double fork, its own session, every descriptor closed, stdio on
@@ -80,7 +82,8 @@ static void usage(FILE *f)
 		"mmap_handoffs ...)\n"
 		"  --cache NAME       join the shared cache NAME, made with this "
 		"budget\n"
-		"                     if it does not exist (default: 'default')\n"
+		"                     if it does not exist (default: the user's\n"
+		"                     'default-...' of this build)\n"
 		"  --private          a private cache per process instead\n\n"
 		"Exit status: the program's; 2 bad option, 125 no preload "
 		"library,\n126 PROGRAM not executable, 127 PROGRAM not found.\n");
@@ -454,7 +457,7 @@ static int prepare(struct opts *o)
 
 int pc_exec_main(int argc, char **argv)
 {
-	struct opts o = { .cache = "default" };
+	struct opts o = { .cache = "default-" PC_SRC_HASH };
 	int i = parse(argc, argv, &o), r;
 
 	if (i < 0) {

@@ -9,10 +9,11 @@
  * and makes the others.  It does no I/O of its own: the engine is how its
  * program runs.
  *
- *   pagecache   pagecache exec --stats FILE --set memory=B [--set ...]
- *               -- PROGRAM ...   (this binary's own exec subcommand): the
- *               program's regular files go through a pc_cache in its own
- *               process.  The engine here is pcb_engine_exec: no cache in
+ *   pagecache   pagecache exec --cache bench-PID-N --stats FILE --set
+ *               memory=B [--set ...] -- PROGRAM ...   (this binary's own
+ *               exec subcommand): the program's regular files go through
+ *               a shared cache of the run's own (made with its budget, in
+ *               its cache process), one for all the program's processes.  The engine here is pcb_engine_exec: no cache in
  *               the repetition, its counters are those of FILE, read when
  *               the program has exited, plus the live records' of its
  *               processes still running (every counter at most
@@ -451,6 +452,15 @@ static char **command(const struct pcb_run *r, struct pcb_prog *p,
 		self[len] = 0;
 		argv[n++] = self;
 		argv[n++] = "exec";
+		/* A cache of the run's own, made with its budget: the user's
+		 * default one may be there already, with another. */
+		static char cache[48];
+		static unsigned runs;
+
+		snprintf(cache, sizeof(cache), "bench-%d-%u", (int)getpid(),
+			 ++runs);
+		argv[n++] = "--cache";
+		argv[n++] = cache;
 		argv[n++] = "--stats";
 		argv[n++] = p->stats;
 		/* "memory=256M nodes=4": every pair as --set */
