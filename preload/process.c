@@ -48,6 +48,12 @@
  * first managed open; a shared cache it keeps).  The inherited
  * fds are all kfile entries by then, passed through in both processes.
  *
+ * Credentials (setuid and friends, setgroups, capset): a process on a
+ * shared cache leaves it before the change (shim_leave_cache): caching
+ * stops, every description is handed off and written back, the region is
+ * unmapped; the process runs on the kernel from then on, as a setuid
+ * program does, outside every cache.
+ *
  * Exit (atexit, the destructor, _exit, _Exit): caching stops (new opens
  * pass through), every description is handed off, the cache is written
  * back, the stats flushed.  What a later atexit handler writes goes to the
@@ -128,8 +134,21 @@ __attribute__((destructor)) static void shim_fini(void)
 
 void shim_init(void)
 {
-	/* Nothing to do before the first managed open: everything is
-	 * lazy, so that calls before main need no initialisation. */
+	/* A shared cache is joined now, before main: the process counts as
+	 * one of the cache's while it lives (the cache process keeps the
+	 * cache as long as one does), and one that cannot join it at its
+	 * address exits before it touches a file.  Everything else is lazy,
+	 * so that calls before main need no initialisation. */
+	if (getenv("PAGECACHE_CACHE")) {
+		pthread_mutex_lock(&shim_files_lock);
+		(void)shim_cache_get();
+		pthread_mutex_unlock(&shim_files_lock);
+	}
+}
+
+__attribute__((constructor)) static void shim_ctor(void)
+{
+	shim_init();
 }
 
 /* ------------------------------------------------------------------ */
@@ -434,6 +453,28 @@ void shim_handoff_all_locked(bool cloexec_too)
 	hand_off(&h);
 	LIB(pc_cache_sync(c));	/* 5 */
 	release(&h);
+}
+
+void shim_leave_cache(void)
+{
+	int saved = errno;
+	pc_cache *c;
+
+	if (shim_internal || !getenv("PAGECACHE_CACHE"))
+		return;
+	pthread_mutex_lock(&shim_files_lock);
+	c = atomic_load(&shim_cache);
+	if (atomic_load(&state) == STATE_ACTIVE)
+		atomic_store(&state, STATE_OFF);	/* new opens: the kernel's */
+	if (c) {
+		shim_handoff_all_locked(true);	/* written back, handed off */
+		shim_live_stop();
+		atomic_store(&shim_cache, NULL);
+		LIB(pc_cache_destroy(c));	/* detaches: unmapped */
+		SHIM_INC(cred_leaves);
+	}
+	pthread_mutex_unlock(&shim_files_lock);
+	errno = saved;
 }
 
 void shim_exit_flush(void)

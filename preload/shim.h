@@ -323,6 +323,14 @@ struct shim_kfile *shim_handoff_file_locked(dev_t dev, ino_t ino, bool drop);
 void shim_handoff_all_locked(bool cloexec_too);
 /* Exit: everything to the kernel, the cache written back, the stats. */
 void shim_exit_flush(void);
+/*
+ * The process is about to change its credentials (setuid and friends,
+ * setgroups, capset): a shared cache holds files it may not read with
+ * the new ones, so it leaves the cache first - every description handed
+ * to the kernel and written back, the region unmapped - and runs on the
+ * kernel from then on.  Nothing for a private cache.
+ */
+void shim_leave_cache(void);
 
 /* ------------------------------------------------------------------ */
 /* open.c */
@@ -340,6 +348,7 @@ void shim_opened(int fd, int flags);
 	X(managed_opens) X(passthrough_opens) X(kernel_opens) \
 	X(mmap_handoffs) X(stdio_handoffs) X(direct_handoffs) \
 	X(fork_handoffs) X(exec_handoffs) X(ioctl_invalidations) \
+	X(cred_leaves) \
 	X(managed_reads) X(managed_read_bytes) \
 	X(managed_writes) X(managed_write_bytes) X(cache_errors)
 
@@ -359,6 +368,8 @@ void shim_stats_reset(void);	/* fork: the child starts from zero */
 /* The cache @c is made: publish its counters live under PAGECACHE_LIVE
  * (live.h); files_lock held.  Unpublished by shim_stats_flush. */
 void shim_live_start(pc_cache *c);
+/* The publisher stops reading the cache (before it is unmapped here). */
+void shim_live_stop(void);
 
 /* ------------------------------------------------------------------ */
 /* Helpers shared by the interposers. */

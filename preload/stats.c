@@ -88,6 +88,7 @@ static uint64_t counter_sum(enum shim_counter c)
 }
 
 static void live_reset(void);
+static void live_unpublish(void);
 
 void shim_stats_reset(void)
 {
@@ -273,6 +274,8 @@ static void live_update(bool all)
 	__atomic_store_n(&rec->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+static _Atomic int live_stop_req, live_stopped;
+
 static void *live_main(void *arg)
 {
 	(void)arg;
@@ -280,9 +283,26 @@ static void *live_main(void *arg)
 		struct timespec ts = { 0, PC_LIVE_TICK_MS * 1000000L };
 
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		if (atomic_load(&live_stop_req))
+			break;
 		live_update(tick % PC_LIVE_ALL_TICKS == 0);
 	}
+	atomic_store(&live_stopped, 1);
 	return NULL;
+}
+
+void shim_live_stop(void)
+{
+	if (!live.cache || live.pid != getpid())
+		return;		/* no publisher here */
+	atomic_store(&live_stop_req, 1);
+	for (int i = 0; i < 1000 && !atomic_load(&live_stopped); i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	live_unpublish();
+	live.cache = NULL;
 }
 
 /* The record's names, then its magic: a reader sees it whole or not. */

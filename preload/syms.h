@@ -276,7 +276,21 @@
 	  char *const envp[], int flags), (dirfd, path, argv, envp, flags), \
 	  before, before_spawn(true)) \
 	X(void, _exit, (int status), (status), exit) \
-	X(void, _Exit, (int status), (status), exit)
+	X(void, _Exit, (int status), (status), exit) \
+	X(int, setuid, (uid_t uid), (uid), before, shim_leave_cache()) \
+	X(int, setgid, (gid_t gid), (gid), before, shim_leave_cache()) \
+	X(int, seteuid, (uid_t uid), (uid), before, shim_leave_cache()) \
+	X(int, setegid, (gid_t gid), (gid), before, shim_leave_cache()) \
+	X(int, setreuid, (uid_t r, uid_t e), (r, e), before, shim_leave_cache()) \
+	X(int, setregid, (gid_t r, gid_t e), (r, e), before, shim_leave_cache()) \
+	X(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s), before, \
+	  shim_leave_cache()) \
+	X(int, setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s), before, \
+	  shim_leave_cache()) \
+	X(int, setgroups, (size_t n, const gid_t *list), (n, list), before, \
+	  shim_leave_cache()) \
+	X(int, capset, (void *hdr, void *data), (hdr, data), before, \
+	  shim_leave_cache())
 
 #define SHIM_SYMS(X) \
 	SHIM_SYMS_OPEN(X) SHIM_SYMS_RW(X) SHIM_SYMS_COPY(X) SHIM_SYMS_META(X) \

@@ -106,6 +106,8 @@ struct pc_share {
 					   home's socket */
 	int sock;			/* read-only: the home's, bound */
 	_Atomic bool closing;		/* the home is tearing it down */
+	_Atomic uint64_t attaches;	/* processes entered, ever (a gauge
+					   of vmstat.c: shared_attaches) */
 	_Atomic uint32_t slot_hint;	/* where the last slot was found */
 	_Atomic uint64_t slot_map[SLOTS_MAX / 64];	/* taken by CAS */
 	struct {
@@ -429,6 +431,11 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m)
 /* ------------------------------------------------------------------ */
 /* The home's descriptors: sent by the writers, taken by the service.  */
 
+uint64_t pc__share_attaches(struct pc_cache *c)
+{
+	return c->share ? atomic_load(&c->share->attaches) : 0;
+}
+
 bool pc__share_is_home(struct pc_cache *c)
 {
 	return !c->shared || pc__local_shared(c)->home;
@@ -684,6 +691,7 @@ static int procs_enter(struct pc_cache *c)
 			if (!atomic_load(&s->procs[i].pid)) {
 				s->procs[i].start = start;
 				atomic_store(&s->procs[i].pid, pid);
+				atomic_fetch_add(&s->attaches, 1);
 				pc__unlock(&s->lock);
 				return 0;
 			}

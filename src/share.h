@@ -18,6 +18,8 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 		     uint64_t span_frames);
 /* The home's service thread (after the rest of create): 0 or -errno. */
 int pc__share_start(struct pc_cache *c);
+/* Processes that entered @c since it was made (0: a private cache). */
+uint64_t pc__share_attaches(struct pc_cache *c);
 /* Does this process run @c's threads?  (Private caches: yes.) */
 bool pc__share_is_home(struct pc_cache *c);
 /* Home's destroy: until every other attached process detached or died. */

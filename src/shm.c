@@ -192,6 +192,8 @@ static bool name_ok(const char *name)
 	return name[0] != '.';
 }
 
+#define SHM_DIR "/dev/shm"	/* where glibc's shm_open keeps its files */
+
 static void shm_path(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "/pagecache-%s", name);
@@ -260,7 +262,7 @@ static int map_somewhere(uint64_t first, uint64_t size, int fd,
 
 int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 {
-	char path[96];
+	char path[96], tmp[128];
 	uint64_t addr;
 	struct pc_shm *s;
 	int fd, rc;
@@ -270,8 +272,12 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 		return -EINVAL;
 	size = (size + SHM_CHUNK - 1) / SHM_CHUNK * SHM_CHUNK + SHM_CHUNK;
 	if (name) {
+		/* Made whole under a name of its own, then linked to its
+		 * name: whoever finds the name finds a region. */
 		shm_path(path, sizeof(path), name);
-		fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		snprintf(tmp, sizeof(tmp), "%s.new-%016llx", path,
+			 (unsigned long long)random64());
+		fd = shm_open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	} else {
 		fd = memfd_create("pagecache", MFD_CLOEXEC);
 		if (fd >= 0 && fchmod(fd, 0600) < 0) {
@@ -305,6 +311,19 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 	s->used = SHM_CHUNK;
 	/* The magic last: a region is whole before anyone can attach it. */
 	atomic_store_explicit(&s->magic, SHM_MAGIC, memory_order_release);
+	if (name) {
+		char from[160], to[160];
+
+		snprintf(from, sizeof(from), SHM_DIR "%s", tmp);
+		snprintf(to, sizeof(to), SHM_DIR "%s", path);
+		rc = link(from, to) < 0 ? -errno : 0;	/* EEXIST: O_EXCL's */
+		shm_unlink(tmp);
+		if (rc) {
+			munmap(s, size);
+			close(fd);
+			return rc;
+		}
+	}
 	rc = local_add(s, fd);
 	if (rc) {
 		munmap(s, size);
@@ -315,7 +334,7 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 fail:
 	close(fd);
 	if (name)
-		shm_unlink(path);
+		shm_unlink(s && false ? path : tmp);
 	return rc;
 }
 
@@ -334,10 +353,7 @@ static int check_file(int fd, struct pc_shm *hdr)
 	n = pread(fd, hdr, sizeof(*hdr), 0);
 	if (n < 0)
 		return -errno;
-	/* Made, not written yet (create writes the magic last). */
-	if ((size_t)n < sizeof(*hdr) || hdr->magic == 0)
-		return -EAGAIN;
-	if (hdr->magic != SHM_MAGIC ||
+	if ((size_t)n < sizeof(*hdr) || hdr->magic != SHM_MAGIC ||
 	    hdr->layout != (SHM_LAYOUT << 8 | SHM_FLAVOUR) ||
 	    hdr->hdr_size != sizeof(*hdr))
 		return -EPROTO;

@@ -41,8 +41,8 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size);
  * address.  0; -EACCES (the file is not the caller's: its owner is another
  * uid, or group or others may open it); -EPROTO (not a region, or one made
  * by an incompatible build); -EEXIST (the address is taken in this
- * process); -EBUSY (already attached here); -EAGAIN (being made: its
- * header is not written yet).  @fd is dup'ed: the caller keeps its own.
+ * process); -EBUSY (already attached here).  @fd is dup'ed: the caller
+ * keeps its own.
  */
 int pc__shm_attach_fd(struct pc_shm **out, int fd);
 /* The same for the region named @name.  -ENOENT when there is none. */

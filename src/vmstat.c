@@ -32,6 +32,7 @@
 #include "io.h"
 #include "node.h"
 #include "pagewait.h"
+#include "share.h"
 
 static const char *const names[] = {
 #define PC_VM_NAME(n) #n,
@@ -158,6 +159,8 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 		return node == 0 ? pc__pagewait_lookups(&c->wait) : 0;
 	case PC_VM_waitqueue_wakeups:
 		return node == 0 ? pc__pagewait_wakeups(&c->wait) : 0;
+	case PC_VM_shared_attaches:
+		return node == 0 ? pc__share_attaches(c) : 0;
 	case PC_VM_io_uring_fallback:	/* 1: io=uring asked, sync doing it */
 		return node == 0 && (c->io_fallback || pc__io_lost(c));
 	default:

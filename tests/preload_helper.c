@@ -8,6 +8,10 @@
  *   preload_helper fork FILE       write in both processes after a fork
  *   preload_helper fdlimit FILE    fds at and past RLIMIT_NOFILE
  *   preload_helper cat FILE        print the file (read(2) only)
+ *   preload_helper creds FILE      write, then setresuid to its own uid
+ *                                  (credentials "change"), then read it:
+ *                                  what it wrote is on the disk, and no
+ *                                  shared region is mapped any more
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,6 +148,53 @@ static int do_fdlimit(const char *path)
 	return cat(path);
 }
 
+/* Is a region of a shared cache mapped here? */
+static int region_mapped(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/shm/pagecache-"))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+static int creds(const char *path)
+{
+	char buf[64] = { 0 };
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), disk;
+	uid_t u = getuid();
+	gid_t g = getgid();
+
+	if (fd < 0)
+		return fail("open");
+	if (write(fd, "before the change\n", 18) != 18)
+		return fail("write");
+	if (setresgid(g, g, g) != 0 || setresuid(u, u, u) != 0)
+		return fail("setresuid");
+	printf("region mapped after: %d\n", region_mapped());
+	/* The kernel's view: what was written is there. */
+	disk = open(path, O_RDONLY | O_DIRECT);
+	if (disk >= 0) {
+		static char al[4096] __attribute__((aligned(4096)));
+
+		printf("on the disk: %zd\n", pread(disk, al, sizeof(al), 0));
+		close(disk);
+	}
+	if (pread(fd, buf, sizeof(buf) - 1, 0) != 18)
+		return fail("pread");
+	printf("read back: %s", buf);
+	if (write(fd, "after\n", 6) != 6)
+		return fail("write after");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -157,6 +208,8 @@ int main(int argc, char **argv)
 		return do_fork(argv[2]);
 	if (!strcmp(argv[1], "fdlimit"))
 		return do_fdlimit(argv[2]);
+	if (!strcmp(argv[1], "creds"))
+		return creds(argv[2]);
 	if (!strcmp(argv[1], "cat"))
 		return cat(argv[2]);
 	fprintf(stderr, "preload_helper: unknown mode %s\n", argv[1]);

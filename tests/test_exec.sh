@@ -11,7 +11,8 @@
 #      extract with times);
 #   3. corner programs (tests/preload_helper.c): a file mmap'd after it was
 #      written, writes in both processes after a fork, fds at and past
-#      RLIMIT_NOFILE;
+#      RLIMIT_NOFILE, a change of credentials (the process leaves a shared
+#      cache first: its writes on the disk, no region mapped after);
 #   4. fio: psync, pvsync2 and sync engines, threads and forked jobs,
 #      random writes verified with crc32c, a random read job; --stats shows
 #      the cache served them;
@@ -108,7 +109,7 @@ check "tar extract"            sh -c "'$bin' exec --memory 4M --cache "texec-$$"
 check "tar extract: times"     [ "$(listing out.plain)" = "$(listing out.pc)" ]
 
 # ---------------------------------------------------------------- 3. corners
-for mode in mmap fork fdlimit; do
+for mode in mmap fork fdlimit creds; do
 	h=$helper run=pcx
 	[ $mode = fork ] && h=$fhelper run=fpcx
 	"$h" $mode "h.$mode.plain" > "h.$mode.plain.out" 2>&1

@@ -23,7 +23,8 @@
  * invocation's configuration, runs its threads, and, once no process has
  * been attached for IDLE_MS (or none came within FIRST_MS), destroys it:
  * everything written back, the name removed.  Later invocations join it
- * as it is (their --memory does not change it).  The program's shim
+ * as it is, but a larger --memory grows it (to memory.max: 4G at least
+ * unless set).  The program's shim
  * joins by PAGECACHE_CACHE (pc_cache_attach).  --private gives each
  * process a private cache of its own, coherent with the others only at
  * open and close (the behaviour before shared caches).  The preload library is
@@ -59,6 +60,7 @@
 #define IDLE_MS 1000		/* the cache process outlives its last user */
 #define FIRST_MS 10000		/* ... and waits this long for a first */
 #define POLL_MS 20
+#define GROW_MAX (4ull << 30)	/* a made cache may grow to this at least */
 
 int pc_exec_main(int argc, char **argv);
 
@@ -173,6 +175,8 @@ struct opts {
 	char *cfg;		/* the configuration string */
 	char *stats;		/* --stats FILE */
 	const char *cache;	/* --cache NAME; NULL: --private */
+	const char *memory;	/* the budget asked (--memory, --set memory=) */
+	bool memory_max;	/* memory.max was set */
 };
 
 /* Parse the options into @o; the index of PROGRAM, or -exit. */
@@ -216,6 +220,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else if (!strncmp(a, "--memory", 8)) {
 			if (config_add(cfg, "memory", v))
 				return -EXIT_USAGE;
+			o->memory = v;
 		} else if (!strncmp(a, "--set", 5)) {
 			const char *eq = strchr(v, '=');
 			char key[128];
@@ -228,6 +233,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			snprintf(key, sizeof(key), "%.*s", (int)(eq - v), v);
 			if (config_add(cfg, key, eq + 1))
 				return -EXIT_USAGE;
+			if (!strcmp(key, "memory"))
+				o->memory = eq + 1;
+			if (!strcmp(key, "memory.max"))
+				o->memory_max = true;
 		} else {
 			free(*stats);
 			*stats = strdup(v);
@@ -253,7 +262,7 @@ static uint64_t now_ms(void)
  */
 static void cache_process(const char *cfg, int ready)
 {
-	uint64_t idle_since, wait_ms = FIRST_MS;
+	uint64_t idle_since, wait_ms = FIRST_MS, seen = 0, attaches;
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	pc_cache *c;
 	int r, null = open("/dev/null", O_RDWR);
@@ -271,13 +280,20 @@ static void cache_process(const char *cfg, int ready)
 	r = pc_cache_create(&c, cfg);
 	if (write(ready, &r, sizeof(r)) != sizeof(r) || r)
 		_exit(r ? 1 : 0);
+	if (pc_vmstat(c, "shared_attaches", &seen))
+		seen = 0;
 	close(ready);
 	idle_since = now_ms();
 	for (;;) {
 		struct timespec ts = { 0, POLL_MS * 1000000L };
 
 		nanosleep(&ts, NULL);
-		if (pc_cache_processes(c) > 1) {	/* (reaps the dead) */
+		/* Someone came and went between two looks (an invocation
+		 * that checked the cache is there, then execs) counts too. */
+		if (pc_vmstat(c, "shared_attaches", &attaches))
+			attaches = seen;
+		if (pc_cache_processes(c) > 1 || attaches != seen) {
+			seen = attaches;	/* (processes reaps the dead) */
 			wait_ms = IDLE_MS;
 			idle_since = now_ms();
 		} else if (now_ms() - idle_since >= wait_ms) {
@@ -329,11 +345,44 @@ static int cache_start(const char *cfg)
 	return r;
 }
 
+/* SIZE as the configuration writes it (pc_config_check took it): bytes. */
+static uint64_t size_of(const char *v)
+{
+	char *end;
+	uint64_t n = strtoull(v, &end, 10);
+
+	switch (*end) {
+	case 'k': case 'K': return n << 10;
+	case 'm': case 'M': return n << 20;
+	case 'g': case 'G': return n << 30;
+	case 't': case 'T': return n << 40;
+	default: return n;
+	}
+}
+
+/* A later invocation asks for more than the cache @c has: it grows. */
+static void cache_grow(pc_cache *c, const char *name, const char *memory)
+{
+	uint64_t pages = 0, want = memory ? size_of(memory) : 0;
+	int r;
+
+	if (!want || pc_vmstat(c, "nr_budget_pages", &pages) ||
+	    want <= pages * 4096)
+		return;
+	r = pc_cache_resize(c, want);
+	if (r)
+		fprintf(stderr, "pagecache exec: the cache %s keeps its budget of "
+			"%llu MiB: it cannot grow to %s (%s)\n", name,
+			(unsigned long long)(pages >> 8), memory, strerror(-r));
+}
+
 /*
- * Make sure the cache @name exists, started with @cfg if not: 0, or the
- * exit status (said on stderr).
+ * Make sure the cache @name exists, started with @cfg if not (with room to
+ * grow: memory.max, unless set, is at least GROW_MAX), at least @memory
+ * large if that is given: 0, or the exit status (said on stderr).
  */
-static int cache_ensure(const char *name, const char *cfg)
+static int cache_ensure(const char *name, const char *cfg, const char *memory,
+			bool memory_max)
 {
 	char *full = NULL;
 	int r = EXIT_USAGE;
@@ -343,6 +392,7 @@ static int cache_ensure(const char *name, const char *cfg)
 		int a = pc_cache_attach(&c, name);
 
 		if (a == 0) {		/* it serves: we only looked */
+			cache_grow(c, name, memory);
 			pc_cache_destroy(c);
 			r = 0;
 			break;
@@ -364,13 +414,20 @@ static int cache_ensure(const char *name, const char *cfg)
 			break;
 		}
 		if (!full) {
-			size_t len = strlen(cfg ? cfg : "") + strlen(name) + 32;
+			size_t len = strlen(cfg ? cfg : "") + strlen(name) + 64;
+			uint64_t max = memory ? size_of(memory) : 0;
+			char grow[40] = "";
 
 			full = malloc(len);
 			if (!full)
 				break;
-			snprintf(full, len, "%s%sshared=on name=%s", cfg ? cfg : "",
-				 cfg && *cfg ? " " : "", name);
+			if (!memory_max)
+				snprintf(grow, sizeof(grow), " memory.max=%llu",
+					 (unsigned long long)(max > GROW_MAX ?
+							      max : GROW_MAX));
+			snprintf(full, len, "%s%sshared=on name=%s%s",
+				 cfg ? cfg : "", cfg && *cfg ? " " : "", name,
+				 grow);
 		}
 		a = cache_start(full);
 		if (a == 0) {
@@ -437,7 +494,7 @@ static int prepare(struct opts *o)
 	if (o->cache) {
 		r = cache_name(o->cache, name, sizeof(name));
 		if (!r)
-			r = cache_ensure(name, o->cfg);
+			r = cache_ensure(name, o->cfg, o->memory, o->memory_max);
 		if (r) {
 			free(shim);
 			return r;
