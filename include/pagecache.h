@@ -133,6 +133,14 @@ int pc_cache_destroy(pc_cache *c);
 int pc_cache_attach(pc_cache **out, const char *name);
 
 /*
+ * pc_cache_broken - a process died holding one of the shared cache @c's
+ * locks, so what that lock guarded may be half-updated: its users should
+ * write back what they can (pc_cache_sync), close their files and go on
+ * without it.  false for a private cache, or NULL.
+ */
+bool pc_cache_broken(pc_cache *c);
+
+/*
  * pc_cache_processes - the processes using @c: 1 for a private cache; for
  * a shared one, this one and every other that attached and has neither
  * detached nor exited.  0 for NULL.

@@ -103,6 +103,8 @@ static uintptr_t decide_locked(int fd, int flags, const struct stat *st)
 		return (uintptr_t)k | SHIM_E_KFILE;
 	}
 	c = shim_cache_get();
+	if (c && LIB(pc_cache_broken(c)))
+		c = shim_cache_broken_locked();	/* NULL: the kernel's now */
 	if (!c) {
 		SHIM_INC(passthrough_opens);
 		return SHIM_E_NONE;

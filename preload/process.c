@@ -455,6 +455,20 @@ void shim_handoff_all_locked(bool cloexec_too)
 	release(&h);
 }
 
+pc_cache *shim_cache_broken_locked(void)
+{
+	static const char msg[] = "pagecache preload: the shared cache is "
+		"broken (a process died inside it): this process goes on "
+		"without it\n";
+
+	if (atomic_load(&state) == STATE_ACTIVE) {
+		atomic_store(&state, STATE_OFF);
+		REAL(write)(2, msg, sizeof(msg) - 1);
+		shim_handoff_all_locked(true);
+	}
+	return NULL;
+}
+
 void shim_leave_cache(void)
 {
 	int saved = errno;

@@ -331,6 +331,12 @@ void shim_exit_flush(void);
  * kernel from then on.  Nothing for a private cache.
  */
 void shim_leave_cache(void);
+/*
+ * The shared cache is broken (a process died inside one of its locks):
+ * said once, every description handed to the kernel (written back as far
+ * as it can be), caching stopped.  files_lock held; returns NULL.
+ */
+pc_cache *shim_cache_broken_locked(void);
 
 /* ------------------------------------------------------------------ */
 /* open.c */

@@ -431,6 +431,11 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m)
 /* ------------------------------------------------------------------ */
 /* The home's descriptors: sent by the writers, taken by the service.  */
 
+PC_EXPORT bool pc_cache_broken(pc_cache *c)
+{
+	return c && c->shared && pc__shm_broken(pc__local_shared(c)->shm);
+}
+
 uint64_t pc__share_attaches(struct pc_cache *c)
 {
 	return c->share ? atomic_load(&c->share->attaches) : 0;

@@ -23,6 +23,11 @@
  *                    them - the read's page unlocked for another reader,
  *                    the written page dirty again - so the creator reads
  *                    the page and writes the child's data back
+ *   lock_holder_killed  a child killed while it holds the cache's
+ *                    mappings lock and a node's free lock (taken by the
+ *                    test, as a hook would): the creator opens, writes
+ *                    and reads on (the robust locks pass to it), and the
+ *                    cache says it is broken (pc_cache_broken)
  *   detach           a child's pc_cache_destroy leaves the cache working;
  *                    pc_cache_processes counts who is attached
  *   attach_exec      a program exec'd joins a named cache by its name
@@ -53,6 +58,7 @@
 #include "util.h"
 #include "internal.h"
 #include "io.h"
+#include "node.h"
 #include "shm.h"
 
 #define PG 4096
@@ -492,6 +498,52 @@ static void test_killed_io(void **state)
 
 /* ------------------------------------------------------------------ */
 
+static void test_lock_holder_killed(void **state)
+{
+	const char *path = tu_path("holder");
+	pc_cache *c = tu_cache("shared=on memory=4M");
+	unsigned char buf[PG];
+	pc_file *f;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc__lock(&c->mappings_lock);
+		pc__lock_counted(&c->nodes[0].free_lock);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed holding both */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* Both locks are taken here next: no hang. */
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644,
+				 &f), 0);
+	memset(buf, 'h', sizeof(buf));
+	assert_int_equal(pc_pwrite(f, buf, PG, 0), PG);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(pc_pread(f, buf, PG, 0), PG);
+	assert_int_equal(buf[0], 'h');
+	assert_true(pc_cache_broken(c));
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	disk_check(path, (unsigned char[PG]){ [0 ... PG - 1] = 'h' }, PG);
+	assert_false(pc_cache_broken(NULL));
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
 static void detach_child(unsigned i, void *arg)
 {
 	pc_cache *c = arg;
@@ -672,6 +724,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_one_budget),
 		cmocka_unit_test(test_killed_writer),
 		cmocka_unit_test(test_killed_io),
+		cmocka_unit_test(test_lock_holder_killed),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_refused),

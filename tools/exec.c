@@ -176,6 +176,7 @@ struct opts {
 	char *stats;		/* --stats FILE */
 	const char *cache;	/* --cache NAME; NULL: --private */
 	const char *memory;	/* the budget asked (--memory, --set memory=) */
+	bool cache_default;	/* no --cache, no --private */
 	bool memory_max;	/* memory.max was set */
 };
 
@@ -198,6 +199,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(a, "--private")) {
 			o->cache = NULL;
+			o->cache_default = false;
 			continue;
 		}
 		if (!strncmp(a, "--memory=", 9) || !strncmp(a, "--set=", 6) ||
@@ -217,6 +219,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 		if (!strncmp(a, "--cache", 7)) {
 			o->cache = v;
+			o->cache_default = false;
 		} else if (!strncmp(a, "--memory", 8)) {
 			if (config_add(cfg, "memory", v))
 				return -EXIT_USAGE;
@@ -403,6 +406,10 @@ static int cache_ensure(const char *name, const char *cfg, const char *memory,
 			nanosleep(&ts, NULL);
 			continue;
 		}
+		if (a == -EPROTO) {	/* another build's: the caller may pick */
+			r = -EPROTO;
+			break;
+		}
 		if (a == -ENOTCONN) {	/* its cache process died: a stale name */
 			char path[128];
 
@@ -495,6 +502,21 @@ static int prepare(struct opts *o)
 		r = cache_name(o->cache, name, sizeof(name));
 		if (!r)
 			r = cache_ensure(name, o->cfg, o->memory, o->memory_max);
+		/* The default's name is another build's (same sources, other
+		 * flags): the next of a few names every invocation tries in
+		 * the same order. */
+		for (int k = 1; r == -EPROTO && o->cache_default && k < 10; k++) {
+			char base[48];
+
+			cache_name(o->cache, base, sizeof(base));
+			snprintf(name, sizeof(name), "%.40s.%d", base, k);
+			r = cache_ensure(name, o->cfg, o->memory, o->memory_max);
+		}
+		if (r == -EPROTO) {
+			fprintf(stderr, "pagecache exec: the cache %s is another "
+				"build's: use --cache OTHER\n", name);
+			r = EXIT_USAGE;
+		}
 		if (r) {
 			free(shim);
 			return r;
@@ -514,7 +536,8 @@ static int prepare(struct opts *o)
 
 int pc_exec_main(int argc, char **argv)
 {
-	struct opts o = { .cache = "default-" PC_SRC_HASH };
+	struct opts o = { .cache = "default-" PC_SRC_HASH,
+			  .cache_default = true };
 	int i = parse(argc, argv, &o), r;
 
 	if (i < 0) {
