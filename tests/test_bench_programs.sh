@@ -4,8 +4,9 @@
 # tiny budget so that it stays quick.  Their speed is not tested.
 #
 #   1. the program workloads (those `pagecache bench --list` marks
-#      [program: NAME]; not pgbench-tpcb: under pagecache exec it fails
-#      until the shared cache of issue 22) on pagecache, kernel, dontcache
+#      [program: NAME]; not pgbench-tpcb: its server does not fit the
+#      kernel's 8M cgroup, and tests/test_mp_coherence.sh runs PostgreSQL
+#      under pagecache exec) on pagecache, kernel, dontcache
 #      and direct at budget 8M: pagecache (through `pagecache exec`) and
 #      kernel have their headline (the list's) and the figures they must
 #      have; the cache was used
@@ -45,9 +46,8 @@ trap 'rm -rf "$tmp"' EXIT
 failed=0
 mkdir -p "$tmp/files"
 
-# The program workloads, from the binary's own list; but pgbench-tpcb,
-# which fails under pagecache exec until one cache serves every process of
-# the server (issue 22; tests/mp_coherence.py postgres shows how).
+# The program workloads, from the binary's own list; but pgbench-tpcb (see
+# the top).
 "$bin" bench --list >"$tmp/list.txt" || { echo "FAIL bench --list"; exit 1; }
 programs=$(sed -n 's/^  [^ ]*  *\([^ ]*\) .*\[program: .*/\1/p' "$tmp/list.txt" |
 	grep -vx pgbench-tpcb | paste -sd, -)

@@ -23,6 +23,9 @@
  *                    them - the read's page unlocked for another reader,
  *                    the written page dirty again - so the creator reads
  *                    the page and writes the child's data back
+ *   errors_once      a write error met by a child's fsync is reported
+ *                    once to each open file, in either process: the
+ *                    child's file and the creator's, then no more
  *   lock_holder_killed  a child killed while it holds the cache's
  *                    mappings lock and a node's free lock (taken by the
  *                    test, as a hook would): the creator opens, writes
@@ -498,6 +501,53 @@ static void test_killed_io(void **state)
 
 /* ------------------------------------------------------------------ */
 
+static void test_errors_once(void **state)
+{
+	const char *path = tu_path("errors");
+	pc_cache *c = tu_cache("shared=on memory=4M io=fault");
+	unsigned char buf[PG];
+	pc_file *f;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	tu_make_file(path, 4, 7);
+	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pc_io_fault eio = { .op = PC_IO_WRITE, .fd = -1,
+					   .error = EIO, .count = 1 };
+		pc_file *g;
+
+		memset(buf, 'e', sizeof(buf));
+		if (pc_open(c, path, O_RDWR, 0, &g) ||
+		    pc_pread(g, buf, PG, 3 * PG) != PG)	/* our I/O made */
+			_exit(2);
+		if (pc__io_fault_add(pc__local(c)->io, &eio))
+			_exit(3);
+		if (pc_pwrite(g, buf, PG, 0) != PG)
+			_exit(4);
+		if (pc_fsync(g) != -EIO)	/* the error, once */
+			_exit(5);
+		if (pc_fsync(g) != 0)		/* rewritten: fine now */
+			_exit(6);
+		pc_close(g);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The creator's file saw it too: once. */
+	assert_int_equal(pc_fsync(f), -EIO);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/* ------------------------------------------------------------------ */
+
 static void test_lock_holder_killed(void **state)
 {
 	const char *path = tu_path("holder");
@@ -724,6 +774,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_one_budget),
 		cmocka_unit_test(test_killed_writer),
 		cmocka_unit_test(test_killed_io),
+		cmocka_unit_test(test_errors_once),
 		cmocka_unit_test(test_lock_holder_killed),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),

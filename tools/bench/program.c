@@ -425,11 +425,18 @@ static void __attribute__((noreturn)) child(const struct child_plan *c)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-/* The full command line: under pagecache, through `pagecache exec`. */
+/*
+ * The full command line: under pagecache, through `pagecache exec`.  A
+ * program that starts with a change of user (setpriv ... --, as
+ * pgbench-tpcb's does when run as root) has it first: a process that
+ * changes its credentials leaves the shared cache (preload/process.c), so
+ * the change is made before the cache, which is then that user's.
+ */
 static char **command(const struct pcb_run *r, struct pcb_prog *p,
 		      char *pairs)
 {
 	size_t n = 0, cap = 16;
+	char *const *rest = p->argv;
 	char **argv;
 
 	for (char *const *a = p->argv; *a; a++)
@@ -440,6 +447,12 @@ static char **command(const struct pcb_run *r, struct pcb_prog *p,
 	argv = calloc(cap, sizeof(*argv));
 	if (!argv)
 		return NULL;
+	if (p->mode == PCB_PROG_PAGECACHE && !strcmp(p->argv[0], "setpriv")) {
+		while (*rest && strcmp(*rest, "--"))
+			argv[n++] = *rest++;
+		if (*rest)
+			argv[n++] = *rest++;	/* the "--" */
+	}
 	if (p->mode == PCB_PROG_PAGECACHE) {
 		static char self[PATH_MAX];
 		ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -471,7 +484,7 @@ static char **command(const struct pcb_run *r, struct pcb_prog *p,
 		}
 		argv[n++] = "--";
 	}
-	for (char *const *a = p->argv; *a; a++)
+	for (char *const *a = rest; *a; a++)
 		argv[n++] = *a;
 	argv[n] = NULL;
 	return argv;

@@ -2,16 +2,17 @@
  * tools/bench/wl_pgbench.c - pgbench-tpcb: PostgreSQL (Debian's server and
  * pgbench, unmodified), a server of many processes, under pgbench's
  * TPC-B-like load on data of about 4 x B (docs/workloads.md, "Real
- * programs"; program.c runs it under each engine).  Not in the suite:
- * under `pagecache exec` each process has a cache of its own today, and
- * PostgreSQL's processes share their files while they run (issue 22;
- * tests/mp_coherence.py postgres shows how it breaks).
+ * programs"; program.c runs it under each engine).  Not in the suite: it
+ * takes minutes (a cluster of 4 x B made, then copied for each
+ * repetition); tests/test_mp_coherence.sh runs PostgreSQL under
+ * `pagecache exec` in make test.
  *
  * The programs are found in /usr/lib/postgresql/NN/bin (Debian's, the
  * newest NN), else beside the postgres on PATH.  PostgreSQL refuses to
  * run as root: run as root, the lab runs every program of the tree as the
- * postgres user (setpriv, after `pagecache exec`: the whole tree is under
- * the shim), and gives that user the repetition's folder, the shim's stats
+ * postgres user (setpriv, before `pagecache exec`: program.c puts it
+ * first, so the cache is that user's), and gives that user the
+ * repetition's folder, the shim's stats
  * file (made beforehand: `pagecache exec`, still root, only empties it)
  * and the live records' folder.
  *
