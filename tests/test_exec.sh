@@ -8,7 +8,8 @@
 #      one not executable 126; exit status, signals, pid and LD_PRELOAD
 #      (appended) are the program's;
 #   2. coreutils and friends: cp, cat, dd, sha256sum, sort, tar (create,
-#      extract with times);
+#      extract with times); the shared cache's memory within its budget
+#      plus 10% while cat reads four times the budget;
 #   3. corner programs (tests/preload_helper.c): a file mmap'd after it was
 #      written, writes in both processes after a fork, fds at and past
 #      RLIMIT_NOFILE, a change of credentials (the process leaves a shared
@@ -92,6 +93,22 @@ seq 1 800000 | shuf --random-source=big > lines
 check "cp"                     sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- cp big big.cp && cmp big big.cp"
 check "cat"                    sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- cat big > big.cat && cmp big big.cat"
 check "cat through sh (exec)"  sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- sh -c 'cat big > big.sh' && cmp big big.sh"
+# The cache's memory while a program reads four times its budget: the
+# region (frames, descriptors, the cache's objects), resident once for
+# every process, within the budget plus 10%.
+region_bytes() {
+	"$bin" exec --memory 8M --cache "texec-mem-$$" -- sh -c '
+		cat big > /dev/null
+		b=$(stat -c %b "/dev/shm/pagecache-u$(id -u)-$1")
+		echo $((b * 512))' sh "texec-mem-$$"
+}
+mem_ok() {
+	local used
+	used=$(region_bytes)
+	[ -n "$used" ] && [ "$used" -le $((8 * 1048576 * 11 / 10)) ] ||
+		{ echo "    region: '$used' bytes resident, budget 8M"; return 1; }
+}
+check "cache memory: budget + 10%" mem_ok
 dd if=big of=dd.plain bs=64k status=none && dd if=big of=dd.plain bs=4096 seek=7 count=900 conv=notrunc,fsync status=none
 check "dd"                     sh -c "'$bin' exec --memory 4M --cache "texec-$$" -- sh -c 'dd if=big of=dd.pc bs=64k status=none && dd if=big of=dd.pc bs=4096 seek=7 count=900 conv=notrunc,fsync status=none' && cmp dd.plain dd.pc"
 check "sha256sum"              [ "$(pcx -- sha256sum big | cut -d' ' -f1)" = "$(sha256sum big | cut -d' ' -f1)" ]
