@@ -494,11 +494,10 @@ static void *drain_main(void *arg)
 		t->kicked = false;
 		pc__unlock(&t->mtx);
 		atomic_store_explicit(&t->kick, false, memory_order_relaxed);
-		if (!atomic_load_explicit(&t->paused, memory_order_relaxed)) {
-			pc__lock(&t->drain_lock);
+		pc__lock(&t->drain_lock);	/* paused under it: see pause */
+		if (!atomic_load_explicit(&t->paused, memory_order_relaxed))
 			n = drain_pass_locked(t, &busy);
-			pc__unlock(&t->drain_lock);
-		}
+		pc__unlock(&t->drain_lock);
 		pc__lock(&t->mtx);
 		if (t->stop || t->kicked || busy)
 			continue;
@@ -711,8 +710,14 @@ void pc__trace_close(struct pc_cache *c)
 
 void pc__trace_pause(struct pc_cache *c, bool paused)
 {
-	if (c->trace)
-		atomic_store(&c->trace->paused, paused);
+	struct pc_trace *t = c->trace;
+
+	if (!t)
+		return;
+	/* Under drain_lock: once paused, no pass runs or starts. */
+	pc__lock(&t->drain_lock);
+	atomic_store(&t->paused, paused);
+	pc__unlock(&t->drain_lock);
 }
 
 uint64_t pc__trace_flush(struct pc_cache *c)

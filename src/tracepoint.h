@@ -48,7 +48,8 @@ extern _Atomic unsigned pc__trace_ring_records;
 /* The event clock; tests set it before pc__trace_open and reset it after
  * pc__trace_close (NULL: CLOCK_MONOTONIC). */
 extern uint64_t (*pc__trace_clock)(void);
-/* Stop (or restart) the drain thread's passes; pc__trace_flush still works. */
+/* Stop (or restart) the drain thread's passes: when it returns, none runs
+ * until restarted; pc__trace_flush and close still work. */
 void pc__trace_pause(struct pc_cache *c, bool paused);
 /* Drain every ring to the file now; returns records written. */
 uint64_t pc__trace_flush(struct pc_cache *c);

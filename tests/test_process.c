@@ -140,6 +140,13 @@ static void test_fork_child_cache(void **state)
 	 * (die_after_fork; with it off, it fails on reused thread ids). */
 	skip();
 #endif
+#ifdef __SANITIZE_ADDRESS__
+	/* gcc 12's ASan takes no allocator lock across fork: a child of
+	 * threads that allocate (the churner's, freeing into the
+	 * quarantine) can inherit a held one and hang at its first malloc.
+	 * glibc's malloc is fork-safe: the other builds run it. */
+	skip();
+#endif
 	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
 	assert_int_equal(pc_open(c, tu_path("parent"), O_RDWR | O_CREAT | O_TRUNC,
 				 0644, &f), 0);
