@@ -25,27 +25,38 @@
  * the parent's thread contexts (tctx.c), and enters the child in the
  * cache's table of processes.
  *
+ * Attach (pc_cache_attach, a named cache, after exec too): the region is
+ * mapped at its address, its layout checked against this build's (root
+ * 1: LAYOUT_ID), the process entered; a cache whose home is gone, or is
+ * closing, is refused.
+ *
  * The home: the process that made the cache runs its threads - kswapd,
  * the flushers - and a service thread.  Writeback needs a descriptor of
  * each dirty file in the home, so a process that opens a file for writing
- * sends the home its descriptor (SCM_RIGHTS over a datagram socket pair
- * made at create) before the open returns: whatever it then writes, the
- * home can write back, even after the writer died.  The service thread
- * takes each descriptor into the home's table and starts the flusher of
- * its device if none runs yet (a bdi made in another process has none).
- * pc_cache_destroy in the home waits until every other process attached
- * has detached or died, then tears the cache down as a private one; in
- * another process it detaches (its descriptors closed, its batches
- * drained; the region unmapped).  A cache process that outlives its maker
- * (docs/design.md, "One cache for many processes") is the next step.
+ * sends the home its descriptor (SCM_RIGHTS to the home's datagram socket,
+ * bound to an abstract name made of a random id) before the open returns:
+ * whatever it then writes, the home can write back, even after the
+ * writer died.  The service thread takes a descriptor only if it is the
+ * mapping's file open as the message says (anyone may send), and starts
+ * the flusher of its device if none runs yet (a bdi made in another
+ * process has none).  pc_cache_destroy in the home removes the name, waits
+ * until every other process attached has detached or died, then tears
+ * the cache down as a private one; in another process it detaches (its
+ * descriptors closed, its batches drained; the region unmapped).
+ *
+ * The table of processes (pid and start time; a zombie is dead): whoever
+ * finds a process dead in it reaps it once - its I/O on pages (io_pid:
+ * reads unlocked for the next reader, writes dirty again), its ebr slots,
+ * its threads' contexts and the files it left open.
  *
  * A mapping's slot indexes each process's descriptors of it; its serial
  * (never reused) tells a process that a slot's descriptors belong to a
  * mapping since freed: those are closed when the slot is next used.
  *
  * Locks: the slots' bitmap is taken and given back by compare-and-swap;
- * the processes' table is under share->lock (rank SHARE); the process's own tables under local_lock (rank LOCAL: made
- * and reset there, read without it).
+ * the processes' table is under share->lock (rank SHARE), and a reap runs
+ * after it is let go; the process's own tables under local_lock (rank
+ * LOCAL: made and reset there, read without it).
  */
 #include <fcntl.h>
 #include <signal.h>
