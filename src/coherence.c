@@ -138,7 +138,7 @@ void pc__revalidate(struct pc_mapping *m, const struct stat *st)
 		pc__write_lock(&m->i_rwsem);
 		atomic_store(&m->size, pc_max(atomic_load(&m->size),
 					      (int64_t)st->st_size));
-		pc__rw_unlock(&m->i_rwsem);
+		pc__write_unlock(&m->i_rwsem);
 		pc__mapping_sync(m);	/* errors stay for fsync (errseq) */
 	}
 	/* 2, 3. Clean pages dropped, the disk's size. */
@@ -147,7 +147,7 @@ void pc__revalidate(struct pc_mapping *m, const struct stat *st)
 		writeback_locked(m);
 	pc__invalidate_pages(m);
 	size_from_disk_locked(m);
-	pc__rw_unlock(&m->i_rwsem);
+	pc__write_unlock(&m->i_rwsem);
 }
 
 /* ------------------------------------------------------------------ */
@@ -167,7 +167,7 @@ PC_EXPORT int pc_invalidate(pc_file *f)
 	clean = writeback_locked(m);
 	pc__invalidate_pages(m);
 	size_from_disk_locked(m);
-	pc__rw_unlock(&m->i_rwsem);
+	pc__write_unlock(&m->i_rwsem);
 	r = pc__errseq_check_advance(m, &f->err_cursor);
 	return r ? r : clean ? 0 : -EIO;
 }
@@ -190,7 +190,7 @@ PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
 		pc__mapping_sync(m);
 	pc__write_lock(&m->i_rwsem);
 	if (data && !writeback_locked(m)) {
-		pc__rw_unlock(&m->i_rwsem);
+		pc__write_unlock(&m->i_rwsem);
 		r = pc__errseq_check_advance(m, &f->err_cursor);
 		return r ? r : -EIO;
 	}
@@ -206,7 +206,7 @@ PC_EXPORT int pc_fallocate(pc_file *f, int mode, off_t off, off_t len)
 		pc__invalidate_pages(m);
 		size_from_disk_locked(m);
 	}
-	pc__rw_unlock(&m->i_rwsem);
+	pc__write_unlock(&m->i_rwsem);
 	return r;
 }
 

@@ -136,7 +136,7 @@ static int new_locked_page(struct pc_mapping *m, uint64_t index, bool write,
 
 	if (!p)
 		return -ENOMEM;
-	page_set(p, PG_locked);
+	pc__page_lock_new(p);
 	r = pc__add_to_page_cache(m, p, index);
 	if (r) {
 		page_clear(p, PG_locked);
@@ -468,7 +468,10 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		done += n;
 	}
 out:
-	pc__rw_unlock(&m->i_rwsem);
+	if (excl)
+		pc__write_unlock(&m->i_rwsem);
+	else
+		pc__read_unlock(&m->i_rwsem);
 	if (dirtied)
 		pc__balance_dirty_pages(m, dirtied);
 	*pos = off + (off_t)done;

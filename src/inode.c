@@ -347,6 +347,9 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 		return e;
 	}
 	pc__unlock(&m->disk_size_lock);
+	/* Cut on the disk, not yet here: a death from now on leaves the
+	 * cache unlike the disk (the reaper breaks the cache then). */
+	pc__rwlock_fragile(&m->i_rwsem, true);
 	atomic_store(&m->size, len);
 	if (len < old) {
 		uint64_t keep = ((uint64_t)len + PC_PAGE_SIZE - 1) >> PC_PAGE_SHIFT;
@@ -381,6 +384,7 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 		pc__seen_refresh_locked(m);
 	}
 	pc__unlock(&m->disk_size_lock);
+	pc__rwlock_fragile(&m->i_rwsem, false);
 	return 0;
 }
 
@@ -473,7 +477,7 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 			e = truncate_locked(m, 0);
 		else	/* empty on the disk and here: nothing to cut */
 			seen_set(m, st);
-		pc__rw_unlock(&m->i_rwsem);
+		pc__write_unlock(&m->i_rwsem);
 		if (e) {	/* open(2) would have failed: so do we */
 			pc_close(f);
 			return e;
@@ -716,7 +720,7 @@ PC_EXPORT int pc_ftruncate(pc_file *f, off_t len)
 	m = f->mapping;
 	pc__write_lock(&m->i_rwsem);
 	r = truncate_locked(m, len);
-	pc__rw_unlock(&m->i_rwsem);
+	pc__write_unlock(&m->i_rwsem);
 	return r;
 }
 

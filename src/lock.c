@@ -28,13 +28,26 @@
  * Shared locks (pc__lock_init_shared: process-shared, robust): a lock
  * whose holder died is taken all the same (EOWNERDEAD): owner_died marks
  * it consistent and sets the region's broken flag when it has one.
+ *
+ * Shared rwlocks (pc__rwlock_init_shared) are this file's own, since
+ * glibc's have no robust kind: an owner word (the exclusive holder's
+ * pid), a count of shared holds per process in PC_RW_SLOTS slots, and a
+ * futex word waiters sleep on (the protocol is at rw_sleep).  A dead
+ * process's holds are let go by pc__rwlock_reap, which the cache's reaper
+ * calls (share.c).  pc__pid, the process's pid for these and for the
+ * page lock's owner, lives here so that leaves can read it.
  */
 #include <execinfo.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "lock.h"
+
+pid_t pc__pid;
 
 #ifdef PC_DEBUG
 #define WITNESS_DEPTH 32
@@ -271,6 +284,7 @@ void pc__rwlock_init(struct pc_rwlock *l, int rank)
 	pthread_rwlockattr_t a;
 
 	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
+	memset(l, 0, sizeof(*l));
 	pthread_rwlockattr_init(&a);
 	pthread_rwlockattr_setkind_np(&a,
 				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -281,49 +295,254 @@ void pc__rwlock_init(struct pc_rwlock *l, int rank)
 
 void pc__rwlock_init_shared(struct pc_rwlock *l, int rank)
 {
-	pthread_rwlockattr_t a;
-
 	PC_ASSERT(rank >= 0 && rank < PC_NR_RANKS && rank != PC_RANK_PAGE);
-	pthread_rwlockattr_init(&a);
-	pthread_rwlockattr_setkind_np(&a,
-				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_rwlock_init(&l->rw, &a);
-	pthread_rwlockattr_destroy(&a);
+	memset(l, 0, sizeof(*l));
 	l->rank = rank;
+	l->shared = true;
 }
 
 void pc__rwlock_destroy(struct pc_rwlock *l)
 {
-	pthread_rwlock_destroy(&l->rw);
+	if (!l->shared)
+		pthread_rwlock_destroy(&l->rw);
+}
+
+/*
+ * The shared kind.  A sleeper first counts itself in @waiters, then reads
+ * @seq, then looks at the lock; a releaser changes the lock, then moves
+ * @seq and wakes if @waiters is not 0.  All of it sequentially
+ * consistent, so either the releaser sees the sleeper counted or the
+ * sleeper sees the change (and @seq moved: the futex does not sleep).
+ * The same order between a reader (count up, then look at @owner) and a
+ * writer (@owner set, then look at the counts): one sees the other.
+ */
+static void rw_sleep(struct pc_rwlock *l, uint32_t seq)
+{
+	syscall(SYS_futex, &l->seq, FUTEX_WAIT, seq, NULL, NULL, 0);
+}
+
+static void rw_wake(struct pc_rwlock *l)
+{
+	if (!atomic_load(&l->waiters))
+		return;
+	atomic_fetch_add(&l->seq, 1);
+	syscall(SYS_futex, &l->seq, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+static uint64_t rd_pack(pid_t pid, uint32_t n)
+{
+	return (uint64_t)(uint32_t)pid << 32 | n;
+}
+
+/* One more shared hold of this process: its slot, or -1 (none free). */
+static int rd_take(struct pc_rwlock *l)
+{
+	uint64_t v;
+
+	for (int i = 0; i < PC_RW_SLOTS; i++) {	/* ours, if held */
+		v = atomic_load(&l->readers[i]);
+		while ((uint32_t)v && (pid_t)(v >> 32) == pc__pid)
+			if (atomic_compare_exchange_weak(&l->readers[i], &v,
+							 v + 1))
+				return i;
+	}
+	for (int i = 0; i < PC_RW_SLOTS; i++) {	/* a free one */
+		v = atomic_load(&l->readers[i]);
+		while (!(uint32_t)v)
+			if (atomic_compare_exchange_weak(&l->readers[i], &v,
+							 rd_pack(pc__pid, 1)))
+				return i;
+	}
+	return -1;
+}
+
+static void rd_put(struct pc_rwlock *l, int i)
+{
+	atomic_fetch_sub(&l->readers[i], 1);
+	rw_wake(l);
+}
+
+static bool rd_any(struct pc_rwlock *l)
+{
+	for (int i = 0; i < PC_RW_SLOTS; i++)
+		if ((uint32_t)atomic_load(&l->readers[i]))
+			return true;
+	return false;
+}
+
+static void shared_read_lock(struct pc_rwlock *l)
+{
+	bool counted = false;
+
+	for (;;) {
+		uint32_t seq = atomic_load(&l->seq);
+
+		if (!atomic_load(&l->owner)) {
+			int i = rd_take(l);
+
+			if (i >= 0 && !atomic_load(&l->owner))
+				break;
+			if (i >= 0)	/* a writer came: it goes first */
+				rd_put(l, i);
+		}
+		if (!counted) {	/* count ourselves, then look again */
+			atomic_fetch_add(&l->waiters, 1);
+			counted = true;
+			continue;
+		}
+		rw_sleep(l, seq);
+	}
+	if (counted)
+		atomic_fetch_sub(&l->waiters, 1);
+}
+
+static void shared_read_unlock(struct pc_rwlock *l)
+{
+	for (int i = 0; i < PC_RW_SLOTS; i++) {
+		uint64_t v = atomic_load(&l->readers[i]);
+
+		if ((uint32_t)v && (pid_t)(v >> 32) == pc__pid) {
+			rd_put(l, i);
+			return;
+		}
+	}
+	PC_ASSERT(!"shared rwlock not held shared by this process");
+}
+
+/* Exclusive: @owner first (new readers keep out), then the readers gone. */
+static bool shared_write_take(struct pc_rwlock *l, bool wait)
+{
+	bool counted = false;
+	int32_t none = 0;
+
+	for (;;) {
+		uint32_t seq = atomic_load(&l->seq);
+
+		if (atomic_compare_exchange_strong(&l->owner, &none, pc__pid))
+			break;
+		none = 0;
+		if (!wait)
+			return false;
+		if (!counted) {
+			atomic_fetch_add(&l->waiters, 1);
+			counted = true;
+			continue;
+		}
+		rw_sleep(l, seq);
+	}
+	for (;;) {
+		uint32_t seq = atomic_load(&l->seq);
+
+		if (!rd_any(l))
+			break;
+		if (!wait) {
+			atomic_store(&l->owner, 0);
+			rw_wake(l);
+			return false;
+		}
+		if (!counted) {
+			atomic_fetch_add(&l->waiters, 1);
+			counted = true;
+			continue;
+		}
+		rw_sleep(l, seq);
+	}
+	if (counted)
+		atomic_fetch_sub(&l->waiters, 1);
+	return true;
+}
+
+static void shared_write_unlock(struct pc_rwlock *l)
+{
+	PC_ASSERT(atomic_load(&l->owner) == pc__pid);
+	atomic_store(&l->fragile, false);
+	atomic_store(&l->owner, 0);
+	rw_wake(l);
 }
 
 void pc__read_lock(struct pc_rwlock *l)
 {
 	witness_check(l, l->rank);
-	pthread_rwlock_rdlock(&l->rw);
+	if (l->shared)
+		shared_read_lock(l);
+	else
+		pthread_rwlock_rdlock(&l->rw);
 	witness_push(l, l->rank);
 }
 
 void pc__write_lock(struct pc_rwlock *l)
 {
 	witness_check(l, l->rank);
-	pthread_rwlock_wrlock(&l->rw);
+	if (l->shared)
+		(void)shared_write_take(l, true);
+	else
+		pthread_rwlock_wrlock(&l->rw);
 	witness_push(l, l->rank);
 }
 
 bool pc__write_trylock(struct pc_rwlock *l)
 {
-	if (pthread_rwlock_trywrlock(&l->rw) != 0)
+	if (l->shared ? !shared_write_take(l, false)
+		      : pthread_rwlock_trywrlock(&l->rw) != 0)
 		return false;
 	witness_push(l, l->rank);
 	return true;
 }
 
-void pc__rw_unlock(struct pc_rwlock *l)
+void pc__read_unlock(struct pc_rwlock *l)
 {
 	witness_pop(l, l->rank);
-	pthread_rwlock_unlock(&l->rw);
+	if (l->shared)
+		shared_read_unlock(l);
+	else
+		pthread_rwlock_unlock(&l->rw);
+}
+
+void pc__write_unlock(struct pc_rwlock *l)
+{
+	witness_pop(l, l->rank);
+	if (l->shared)
+		shared_write_unlock(l);
+	else
+		pthread_rwlock_unlock(&l->rw);
+}
+
+void pc__rwlock_fragile(struct pc_rwlock *l, bool fragile)
+{
+	if (l->shared)
+		atomic_store(&l->fragile, fragile);
+}
+
+int pc__rwlock_reap(struct pc_rwlock *l, pid_t pid, _Atomic int *broken)
+{
+	int32_t dead = pid;
+	int r = 0;
+
+	if (!l->shared || !pid)
+		return 0;
+	for (int i = 0; i < PC_RW_SLOTS; i++) {
+		uint64_t v = atomic_load(&l->readers[i]);
+
+		while ((uint32_t)v && (pid_t)(v >> 32) == pid)
+			if (atomic_compare_exchange_weak(&l->readers[i], &v,
+							 rd_pack(pid, 0)))
+				r = PC_RW_REAPED;
+	}
+	if (atomic_load(&l->owner) == pid) {
+		bool fragile = atomic_load(&l->fragile);
+
+		atomic_store(&l->fragile, false);
+		if (fragile && broken)	/* said before anyone takes it */
+			atomic_store(broken, 1);
+		if (atomic_compare_exchange_strong(&l->owner, &dead, 0))
+			r = PC_RW_REAPED | (fragile ? PC_RW_FRAGILE : 0);
+	}
+	if (r) {	/* as a release: everyone looks again */
+		atomic_fetch_add(&l->seq, 1);
+		syscall(SYS_futex, &l->seq, FUTEX_WAKE, INT32_MAX, NULL,
+			NULL, 0);
+	}
+	return r;
 }
 
 bool pc__rwlock_held(const struct pc_rwlock *l)

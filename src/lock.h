@@ -79,6 +79,7 @@
 #ifndef PC_LOCK_H
 #define PC_LOCK_H
 
+#include <sys/types.h>
 #include <time.h>
 
 #include "base.h"
@@ -151,22 +152,60 @@ int pc__cond_timedwait(pthread_cond_t *cv, struct pc_lock *l,
  * a stream of shared holders keep an exclusive one out for ever.  So no
  * thread may take one shared twice (a writer waiting between would
  * deadlock it).
+ *
+ * A shared one (pc__rwlock_init_shared, in memory many processes map) is
+ * not glibc's, which has no robust kind: it knows its holders' processes,
+ * so that a holder's death does not keep everyone else out.  The
+ * exclusive holder (or the one waiting for the shared holders to leave)
+ * is @owner, a pid; shared holders are counted per process in @readers
+ * (pid << 32 | count; a slot whose count is 0 is free), PC_RW_SLOTS
+ * processes at once, more wait for a slot.  Waiters sleep on the futex
+ * @seq, which a release moves when @waiters says anyone sleeps.
+ * pc__rwlock_reap lets go what a dead process held.
  */
+#define PC_RW_SLOTS 16
+
 struct pc_rwlock {
-	pthread_rwlock_t rw;
+	pthread_rwlock_t rw;	/* a private one's */
 	int rank;		/* read-only after init */
+	bool shared;		/* read-only after init: the kind below */
+	_Atomic bool fragile;	/* the exclusive holder's work cannot be
+				   repaired if it dies (pc__rwlock_fragile) */
+	_Atomic int32_t owner;	/* exclusive (or waiting for it): its pid */
+	_Atomic uint32_t seq;	/* futex word: moves at a release seen */
+	_Atomic uint32_t waiters;	/* sleeping on seq */
+	_Atomic uint64_t readers[PC_RW_SLOTS];
 };
 
+/* The pid of this process, for a shared rwlock and the page lock's owner
+ * (page.h); set by share.c when it joins a shared cache and at fork. */
+extern pid_t pc__pid;
+
 void pc__rwlock_init(struct pc_rwlock *l, int rank);
-/* The same in memory shared between processes (process-shared; not
- * robust: glibc has no robust rwlock). */
+/* The same in memory shared between processes (see above). */
 void pc__rwlock_init_shared(struct pc_rwlock *l, int rank);
 void pc__rwlock_destroy(struct pc_rwlock *l);
 void pc__read_lock(struct pc_rwlock *l);
 void pc__write_lock(struct pc_rwlock *l);
 bool pc__write_trylock(struct pc_rwlock *l);
-void pc__rw_unlock(struct pc_rwlock *l);
+void pc__read_unlock(struct pc_rwlock *l);
+void pc__write_unlock(struct pc_rwlock *l);
 bool pc__rwlock_held(const struct pc_rwlock *l);	/* as pc__lock_held */
+/*
+ * Held exclusive: say whether what the holder does from now on would be
+ * left half-done by its death (a truncation between the disk and the
+ * cache).  The unlock clears it.
+ */
+void pc__rwlock_fragile(struct pc_rwlock *l, bool fragile);
+/*
+ * A shared rwlock: let go whatever process @pid (dead) held of it and
+ * wake the waiters.  Returns PC_RW_REAPED if it held something, with
+ * PC_RW_FRAGILE if it died exclusive and fragile: then *@broken (if not
+ * NULL) is set before the next holder can take it.
+ */
+#define PC_RW_REAPED 1
+#define PC_RW_FRAGILE 2
+int pc__rwlock_reap(struct pc_rwlock *l, pid_t pid, _Atomic int *broken);
 
 /*
  * Debug builds: about to sleep for a lock of @rank that has no pc_lock

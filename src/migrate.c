@@ -276,6 +276,7 @@ static void replace_locked(struct pc_cache *c, struct pc_mapping *m,
 	atomic_fetch_or_explicit(&new->flags,
 				 (f & CARRY_FLAGS) | (1u << PG_locked),
 				 memory_order_relaxed);
+	atomic_store_explicit(&new->lock_pid, pc__pid, memory_order_relaxed);
 	atomic_store_explicit(&new->index, index, memory_order_relaxed);
 	atomic_store_explicit(&new->mapping, m, memory_order_release);
 	atomic_store_explicit(&new->last_node, target, memory_order_relaxed);

@@ -85,7 +85,10 @@ struct pc_page {
 	 * page; 0: none.  Written by the submitter and its completion; a
 	 * dead process's are finished by the reaper (share.c). */
 	_Atomic int32_t io_pid;
-	int32_t spare32;
+	/* Shared caches: the process that holds PG_locked (pagewait.h:
+	 * pc__lock_page and the rest), 0 once unlocked; a dead process's
+	 * locks are let go by the reaper (share.c). */
+	_Atomic int32_t lock_pid;
 	uint64_t spare;
 } __attribute__((aligned(64)));
 

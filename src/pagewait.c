@@ -10,7 +10,9 @@
  * pages in memory every process maps, shm.h): the queue locks are
  * process-shared and robust, the futexes are not FUTEX_PRIVATE, and the
  * waiters are records of a pool in that memory, not on stacks another
- * process cannot read.
+ * process cannot read.  Whoever takes a page lock writes its process in
+ * the page (lock_pid, pc__pid; the unlock clears it), so that a dead
+ * process's page locks can be let go for it (share.c).
  *
  *   struct pc_pagewait                     waiters, each on its own
  *   ┌──────────────────────────────┐       thread's stack
@@ -394,26 +396,36 @@ void pc__pagewait_fini(struct pc_pagewait *w)
 bool pc__trylock_page(struct pc_page *p)
 {
 	/* Test before test-and-set: a failing trylock writes no line. */
-	if (page_test(p, PG_locked))
+	if (page_test(p, PG_locked) || page_test_set(p, PG_locked))
 		return false;
-	return !page_test_set(p, PG_locked);
+	atomic_store_explicit(&p->lock_pid, pc__pid, memory_order_relaxed);
+	return true;
 }
 
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p)
 {
 	pc__lock_check_sleep(PC_RANK_PAGE, p);	/* even when it would not */
-	if (!page_test_set(p, PG_locked))
-		return;
-	wait_on_page_bit_common(w, p, PG_locked, true);
-	PC_ASSERT(page_test(p, PG_locked));
+	if (page_test_set(p, PG_locked)) {
+		wait_on_page_bit_common(w, p, PG_locked, true);
+		PC_ASSERT(page_test(p, PG_locked));
+	}
+	atomic_store_explicit(&p->lock_pid, pc__pid, memory_order_relaxed);
+}
+
+void pc__page_lock_new(struct pc_page *p)
+{
+	PC_ASSERT(!page_test(p, PG_locked));
+	page_set(p, PG_locked);
+	atomic_store_explicit(&p->lock_pid, pc__pid, memory_order_relaxed);
 }
 
 void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p)
 {
-	uint32_t old = atomic_fetch_and_explicit(&p->flags,
-						 ~(1u << PG_locked),
-						 memory_order_acq_rel);
+	uint32_t old;
 
+	atomic_store_explicit(&p->lock_pid, 0, memory_order_relaxed);
+	old = atomic_fetch_and_explicit(&p->flags, ~(1u << PG_locked),
+					memory_order_acq_rel);
 	PC_ASSERT(old & (1u << PG_locked));
 	if (w->waiters_bit && !(old & (1u << PG_waiters)))
 		return;

@@ -49,6 +49,8 @@ size_t pc__pagewait_waiter_size(void);
 void pc__pagewait_fini(struct pc_pagewait *w);
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p);
 bool pc__trylock_page(struct pc_page *p);
+/* @p, new and in no one's sight yet, locked by this process. */
+void pc__page_lock_new(struct pc_page *p);
 void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p);
 /*
  * Sleep until @bit has been cleared since the call: for PG_locked the lock

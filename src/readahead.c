@@ -350,7 +350,7 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 			p = NULL;
 		if (!p)
 			break;	/* out of free frames: cut the window short */
-		page_set(p, PG_locked);
+		pc__page_lock_new(p);
 		if (!need)
 			page_set(p, PG_rapage);
 		if (use_once)

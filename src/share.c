@@ -44,10 +44,14 @@
  * the cache down as a private one; in another process it detaches (its
  * descriptors closed, its batches drained; the region unmapped).
  *
- * The table of processes (pid and start time; a zombie is dead): whoever
- * finds a process dead in it reaps it once - its I/O on pages (io_pid:
- * reads unlocked for the next reader, writes dirty again), its ebr slots,
- * its threads' contexts and the files it left open.
+ * The table of processes (pid and start time; a zombie is dead): the
+ * home's service thread watches each through a pidfd (a process that
+ * enters says so on the socket), and whoever finds a process dead in it
+ * reaps it once - its I/O on pages (io_pid: reads unlocked for the next
+ * reader, writes dirty again), the page locks it held (lock_pid), its
+ * holds on the mappings' i_rwsem (a fragile one breaks the cache), its
+ * ebr slots, its threads' contexts and the files it left open.  It counts
+ * as attached until the reap is over.
  *
  * A mapping's slot indexes each process's descriptors of it; its serial
  * (never reused) tells a process that a slot's descriptors belong to a
@@ -64,7 +68,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <poll.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
@@ -99,7 +105,7 @@
 		   (uint64_t)sizeof(struct pc_config) << 36 ^ \
 		   (uint64_t)PC_NR_VMSTAT << 52 ^ (uint64_t)PC_NR_RANKS << 58)
 
-enum { MSG_FD = 1, MSG_STOP };
+enum { MSG_FD = 1, MSG_STOP, MSG_ENTER };
 #define SOCK_NAME "pagecache-%016llx"	/* abstract: the home's socket */
 
 struct share_msg {
@@ -124,6 +130,7 @@ struct pc_share {
 	struct {
 		_Atomic int32_t pid;	/* 0: free */
 		uint64_t start;
+		bool reaping;		/* dead; its reap under way */
 	} procs[MAX_PROCS];		/* lock */
 };
 
@@ -136,7 +143,6 @@ struct local_ent {
 	bool service_started;
 };
 
-pid_t pc__pid;
 static struct pc_lock local_lock = PC_LOCK_INITIALIZER(PC_RANK_LOCAL);
 static struct local_ent local[MAX_LOCAL];
 
@@ -559,44 +565,162 @@ static void service_take(struct pc_cache *c, const struct share_msg *msg,
 		close(fd);
 }
 
+/*
+ * The service thread watches every attached process through a pidfd
+ * (readable when it dies), so a death is reaped at once and an idle
+ * cache costs no wake-ups; a process that enters says so (MSG_ENTER)
+ * and the table is looked at again.  Without pidfds (before Linux 5.3),
+ * it looks every REAP_MS.
+ */
+#define REAP_MS 100
+
+struct watch {
+	int32_t pid;
+	uint64_t start;
+	int fd;
+};
+
+static unsigned procs_others(struct pc_cache *c);
+
+/* The watches made to match the table of processes. */
+static void watch_refresh(struct pc_cache *c, struct watch *w, unsigned *nw,
+			  bool *poll_only)
+{
+	struct pc_share *s = c->share;
+	bool dead = false;
+
+	for (unsigned k = 0; k < *nw; k++)
+		close(w[k].fd);
+	*nw = 0;
+	pc__lock(&s->lock);
+	for (unsigned i = 0; i < MAX_PROCS; i++) {
+		pid_t p = atomic_load(&s->procs[i].pid);
+		int fd;
+
+		if (!p || p == pc__pid)
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, p, 0);
+		if (fd < 0) {
+			*poll_only = *poll_only || errno != ESRCH;
+			dead = dead || errno == ESRCH;
+			continue;
+		}
+		w[*nw].pid = p;
+		w[*nw].start = s->procs[i].start;
+		w[(*nw)++].fd = fd;
+	}
+	pc__unlock(&s->lock);
+	/* One died before we could watch it, or one now watched died
+	 * before it: look at the table. */
+	if (dead || *nw)
+		for (unsigned k = 0; k < *nw; k++)
+			if (!pc__process_alive(w[k].pid, w[k].start))
+				dead = true;
+	if (dead)
+		(void)procs_others(c);
+}
+
+/* One message at the home's socket: false when told to stop. */
+static bool service_msg(struct pc_cache *c, bool *refresh)
+{
+	struct share_msg msg;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &msg, sizeof(msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(c->share->sock, &mh,
+			    MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	int fd = -1;
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (n == sizeof(msg) && msg.type == MSG_FD && fd >= 0) {
+		service_take(c, &msg, pc__fd_high(fd));
+		return true;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (n == sizeof(msg) && msg.type == MSG_ENTER)
+		*refresh = true;
+	/* A stop counts only when the home's destroy sent it. */
+	return !(n == sizeof(msg) && msg.type == MSG_STOP &&
+		 atomic_load(&c->share->closing));
+}
+
 static void *service_main(void *arg)
 {
 	struct pc_cache *c = arg;
+	struct watch *w = calloc(MAX_PROCS, sizeof(*w));
+	struct pollfd *pf = calloc(MAX_PROCS + 1, sizeof(*pf));
+	unsigned nw = 0;
+	bool poll_only = !w || !pf, run = true;
 	sigset_t all;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	for (;;) {
-		struct share_msg msg;
-		char cbuf[CMSG_SPACE(sizeof(int))];
-		struct iovec iov = { &msg, sizeof(msg) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
-		struct cmsghdr *cm;
-		ssize_t n = recvmsg(c->share->sock, &mh, MSG_CMSG_CLOEXEC);
-		int fd = -1;
+	if (w && pf)
+		watch_refresh(c, w, &nw, &poll_only);
+	while (run) {
+		bool refresh = false, died = false;
+		unsigned npf = 0;
+		int n;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET &&
-			    cm->cmsg_type == SCM_RIGHTS)
-				memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-		if (n != sizeof(msg) || msg.type == MSG_STOP) {
-			if (fd >= 0)
-				close(fd);
-			if (n == sizeof(msg) && msg.type == MSG_STOP &&
-			    atomic_load(&c->share->closing))
-				break;	/* sent by the home's destroy */
-			continue;
+		if (pf) {
+			pf[npf++] = (struct pollfd){ c->share->sock, POLLIN, 0 };
+			for (unsigned k = 0; k < nw; k++)
+				pf[npf++] = (struct pollfd){ w[k].fd, POLLIN, 0 };
+			n = poll(pf, npf, poll_only ? REAP_MS : -1);
+		} else {	/* no memory for watches: look every REAP_MS */
+			struct pollfd one = { c->share->sock, POLLIN, 0 };
+
+			n = poll(&one, 1, REAP_MS);
+			if (n > 0)
+				run = service_msg(c, &refresh);
 		}
-		if (fd >= 0)
-			service_take(c, &msg, pc__fd_high(fd));
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && poll_only) {
+			(void)procs_others(c);
+			refresh = true;
+		}
+		for (unsigned k = 1; pf && n > 0 && k < npf; k++)
+			died = died || pf[k].revents;
+		if (pf && n > 0 && pf[0].revents)
+			run = service_msg(c, &refresh);
+		if (died)
+			(void)procs_others(c);	/* reaps the dead */
+		if ((died || refresh) && w && pf)
+			watch_refresh(c, w, &nw, &poll_only);
 	}
+	for (unsigned k = 0; k < nw; k++)
+		close(w[k].fd);
+	free(w);
+	free(pf);
 	return NULL;
+}
+
+/* A process entered @c: the home watches it from now on. */
+static void say_entered(struct pc_cache *c)
+{
+	struct share_msg msg = { .type = MSG_ENTER };
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd;
+
+	if (pc__share_is_home(c))
+		return;
+	fd = share_sock(c);
+	home_addr(c->share, &a, &len);
+	while (fd >= 0 && sendto(fd, &msg, sizeof(msg), MSG_NOSIGNAL,
+				 (struct sockaddr *)&a, len) < 0 &&
+	       errno == EINTR)
+		;
 }
 
 /* ------------------------------------------------------------------ */
@@ -615,17 +739,28 @@ static void procs_leave(struct pc_cache *c)
 }
 
 /*
- * What a dead process left: its read sections' slots, its threads'
- * batches (pages they held), the files it had open.  Its dirty pages are
- * the cache's and stay, for the home to write back.
+ * A page lock a dead process held outside I/O (page.h: lock_pid): it may
+ * have been copying a write into the page, so an uptodate page is dirty
+ * from now on (what readers may have seen of it reaches the disk); one not
+ * uptodate is read by the next reader (filemap.c).  The dead process's
+ * reference, if it had one, stays: the page is only never freed.
  */
+static void lock_abandon(struct pc_cache *c, struct pc_page *p)
+{
+	struct pc_mapping *m = page_mapping(p);
+
+	if (m && page_test(p, PG_uptodate))
+		pc__set_page_dirty(m, p);
+	pc__unlock_page(&c->wait, p);
+}
+
 /*
- * The I/O a dead process left on pages (page.h: io_pid): every frame
- * handed out so far is looked at.  Its io_uring requests are over by now
- * (a process's ring is cancelled and drained before it becomes a
- * zombie), so nothing else will end them.
+ * The I/O and the page locks a dead process left on pages (page.h:
+ * io_pid, lock_pid): every frame handed out so far is looked at.  Its
+ * io_uring requests are over by now (a process's ring is cancelled and
+ * drained before it becomes a zombie), so nothing else will end them.
  */
-static unsigned reap_io(struct pc_cache *c, pid_t pid)
+static unsigned reap_pages(struct pc_cache *c, pid_t pid, unsigned *locks)
 {
 	unsigned n = 0;
 
@@ -638,21 +773,43 @@ static unsigned reap_io(struct pc_cache *c, pid_t pid)
 			int32_t owner = atomic_load_explicit(&p->io_pid,
 							     memory_order_relaxed);
 
-			if (!owner || (owner & ~PC_IO_FIRST) != pid)
-				continue;
-			if (page_test(p, PG_writeback))
-				pc__writeback_abandon(c, p);
-			else
-				pc__read_abandon(c, p);
-			n++;
+			if (owner && (owner & ~PC_IO_FIRST) == pid) {
+				if (page_test(p, PG_writeback))
+					pc__writeback_abandon(c, p);
+				else
+					pc__read_abandon(c, p);
+				n++;
+			} else if (page_test(p, PG_locked) &&
+				   atomic_load(&p->lock_pid) == pid) {
+				lock_abandon(c, p);
+				(*locks)++;
+			}
 		}
 	}
 	return n;
 }
 
+/*
+ * What a dead process left: its I/O and page locks, what it held of the
+ * mappings' i_rwsem (a truncation left half-done breaks the cache), its
+ * read sections' slots, its threads' batches (pages they held), the files
+ * it had open.  Its dirty pages are the cache's and stay, for the home to
+ * write back.  In this order: closing its files takes the locks it held.
+ */
 static void reap(struct pc_cache *c, pid_t pid)
 {
-	pc__add(c, 0, shared_io_reaped, reap_io(c, pid));
+	_Atomic int *broken = pc__shm_broken_flag(pc__local_shared(c)->shm);
+	unsigned locks = 0;
+
+	pc__add(c, 0, shared_io_reaped, reap_pages(c, pid, &locks));
+	pc__lock(&c->mappings_lock);
+	for (unsigned i = 0; i < c->hash_size; i++)
+		for (struct pc_mapping *m = c->hash[i]; m; m = m->hash_next)
+			if (pc__rwlock_reap(&m->i_rwsem, pid, broken) &
+			    PC_RW_REAPED)
+				locks++;
+	pc__unlock(&c->mappings_lock);
+	pc__add(c, 0, shared_locks_reaped, locks);
 	pc__ebr_reap(c->ebr, pid);
 	pc__tctx_reap(c, pid);
 	pc__files_reap(c, pid);
@@ -663,8 +820,8 @@ static void reap(struct pc_cache *c, pid_t pid)
 static unsigned procs_others(struct pc_cache *c)
 {
 	struct pc_share *s = c->share;
-	pid_t pid = getpid(), dead[MAX_PROCS];
-	unsigned n = 0, nr_dead = 0;
+	pid_t pid = getpid();
+	unsigned n = 0, nr_dead = 0, dead[MAX_PROCS];
 
 	pc__lock(&s->lock);
 	for (unsigned i = 0; i < MAX_PROCS; i++) {
@@ -672,16 +829,24 @@ static unsigned procs_others(struct pc_cache *c)
 
 		if (!p || p == pid)
 			continue;
-		if (pc__process_alive(p, s->procs[i].start)) {
-			n++;
-		} else {
-			atomic_store(&s->procs[i].pid, 0);
-			dead[nr_dead++] = p;
+		n++;	/* a dead one counts until its reap is over */
+		if (!s->procs[i].reaping &&
+		    !pc__process_alive(p, s->procs[i].start)) {
+			s->procs[i].reaping = true;	/* ours, once */
+			dead[nr_dead++] = i;
 		}
 	}
 	pc__unlock(&s->lock);
-	for (unsigned i = 0; i < nr_dead; i++)
-		reap(c, dead[i]);	/* whoever found it dead, once */
+	for (unsigned k = 0; k < nr_dead; k++) {
+		unsigned i = dead[k];
+
+		reap(c, atomic_load(&s->procs[i].pid));
+		pc__lock(&s->lock);
+		s->procs[i].reaping = false;
+		atomic_store(&s->procs[i].pid, 0);
+		pc__unlock(&s->lock);
+		n--;
+	}
 	return n;
 }
 
@@ -691,8 +856,6 @@ PC_EXPORT unsigned pc_cache_processes(pc_cache *c)
 		return 0;
 	return c->shared ? procs_others(c) + 1 : 1;
 }
-
-static unsigned procs_others(struct pc_cache *c);
 
 /* Into the table of processes: 0, or -EMFILE (MAX_PROCS alive). */
 static int procs_enter(struct pc_cache *c)
@@ -709,6 +872,7 @@ static int procs_enter(struct pc_cache *c)
 				atomic_store(&s->procs[i].pid, pid);
 				atomic_fetch_add(&s->attaches, 1);
 				pc__unlock(&s->lock);
+				say_entered(c);
 				return 0;
 			}
 		pc__unlock(&s->lock);

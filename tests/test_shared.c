@@ -31,6 +31,13 @@
  *                    test, as a hook would): the creator opens, writes
  *                    and reads on (the robust locks pass to it), and the
  *                    cache says it is broken (pc_cache_broken)
+ *   locks_holder_killed  a child killed holding an i_rwsem shared, a page
+ *                    lock and another i_rwsem exclusive: the home's watch
+ *                    (a pidfd) finds it dead unasked and lets them go;
+ *                    the truncation and writes waiting for them end, the
+ *                    cache not broken, the page it held dirty
+ *   truncate_holder_killed  a child killed inside a truncation (after the
+ *                    disk's cut): no hang, and the cache says it is broken
  *   detach           a child's pc_cache_destroy leaves the cache working;
  *                    pc_cache_processes counts who is attached
  *   attach_exec      a program exec'd joins a named cache by its name
@@ -59,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +83,17 @@
 #else
 #define IO ""
 #endif
+
+/*
+ * Until @c has @n processes: a dead one counts while it is reaped, by
+ * this call or by the home's watch of it, whichever came first.
+ */
+static void wait_processes(pc_cache *c, unsigned n)
+{
+	while (pc_cache_processes(c) > n)
+		tu_sleep_us(500);
+	assert_int_equal(pc_cache_processes(c), n);
+}
 
 static void *shared_buf(size_t len)
 {
@@ -161,7 +180,7 @@ static void test_fork_coherence(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(pc_cache_processes(c), 1);
+	wait_processes(c, 1);
 	assert_int_equal(pc_cache_sync(c), 0);
 	disk_check(path, want, sizeof(want));
 	pc_close(f);
@@ -401,7 +420,7 @@ static void test_killed_writer(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status));
 	assert_true(tu_vm(c, "shared_fds_sent") - sent0 >= 1);
-	assert_int_equal(pc_cache_processes(c), 1);	/* reaped it */
+	wait_processes(c, 1);	/* reaped it */
 	assert_int_equal(tu_vm(c, "shared_procs_reaped") - reaped0, 1);
 	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
 	/* Nothing written yet needs to be: the creator writes it all. */
@@ -490,7 +509,7 @@ static void test_killed_io(void **state)
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status));
-	assert_int_equal(pc_cache_processes(c), 1);	/* reaped now */
+	wait_processes(c, 1);	/* reaped now */
 	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0, 2);
 	assert_int_equal(tu_vm(c, "nr_writeback"), 0);
 	{
@@ -611,6 +630,128 @@ static void test_lock_holder_killed(void **state)
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * A child killed holding what the lock-order table has above the mutexes
+ * (taken by the test, as a hook would): one file's i_rwsem shared and a
+ * page lock of it, another's i_rwsem exclusive.  Nobody asks the table of
+ * processes: the home's watch of the child finds it dead and lets go, so
+ * the truncation, the write to the locked page and the write under the
+ * other i_rwsem end; the locked page, uptodate, is dirty from then on
+ * (its writer may have changed it), and the cache is not broken.
+ */
+static void test_locks_holder_killed(void **state)
+{
+	const char *pa = tu_path("locks_a"), *pb = tu_path("locks_b");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	uint64_t locks0 = tu_vm(c, "shared_locks_reaped");
+	uint64_t procs0 = tu_vm(c, "shared_procs_reaped");
+	unsigned char buf[PG];
+	pc_file *fa, *fb;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	tu_make_file(pa, 4, 11);
+	tu_make_file(pb, 4, 12);
+	assert_int_equal(pc_open(c, pa, O_RDWR, 0, &fa), 0);
+	assert_int_equal(pc_open(c, pb, O_RDWR, 0, &fb), 0);
+	tu_read_page(fa, 0, 11);	/* page 0 cached, uptodate */
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pc_page *p = pc__find_get_page(fa->mapping, 0);
+
+		if (!p)
+			_exit(2);
+		pc__read_lock(&fa->mapping->i_rwsem);
+		pc__lock_page(&c->wait, p);
+		/* (a trylock: two i_rwsems are never both waited for) */
+		if (!pc__write_trylock(&fb->mapping->i_rwsem))
+			_exit(5);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		pause();	/* killed holding the three */
+		_exit(4);
+	}
+	close(ready[1]);
+	if (read(ready[0], &b, 1) != 1) {
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		fail_msg("child status %#x", status);
+	}
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(pc_ftruncate(fa, 3 * PG), 0);	/* i_rwsem */
+	assert_int_equal(pc_pwrite(fa, "k", 1, 0), 1);	/* the page lock */
+	assert_int_equal(pc_pwrite(fb, "m", 1, 0), 1);	/* the other one */
+	assert_int_equal(tu_vm(c, "shared_locks_reaped") - locks0, 3);
+	assert_int_equal(tu_vm(c, "shared_procs_reaped") - procs0, 1);
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(pc_pread(fa, buf, PG, 0), PG);
+	assert_int_equal(buf[0], 'k');
+	assert_int_equal(pc_fsync(fa), 0);
+	assert_int_equal(pc_close(fa), 0);
+	assert_int_equal(pc_close(fb), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	{
+		int fd = open(pa, O_RDONLY);
+		struct stat st;
+
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(st.st_size, 3 * PG);
+		assert_int_equal(pread(fd, buf, 1, 0), 1);
+		assert_int_equal(buf[0], 'k');
+		close(fd);
+	}
+	close(ready[0]);
+}
+
+/*
+ * A child dies in the middle of a truncation, after the disk was cut
+ * (held there by the test, as a hook would: i_rwsem exclusive, marked as
+ * the truncation marks it): the cache cannot mend what it left, so the
+ * reaper says it is broken.
+ */
+static void test_truncate_holder_killed(void **state)
+{
+	const char *path = tu_path("trunc_killed");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	pc_file *f;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	tu_make_file(path, 4, 13);
+	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc__write_lock(&f->mapping->i_rwsem);
+		pc__rwlock_fragile(&f->mapping->i_rwsem, true);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(pc_ftruncate(f, PG), 0);	/* no hang */
+	assert_true(pc_cache_broken(c));
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
 static void detach_child(unsigned i, void *arg)
 {
 	pc_cache *c = arg;
@@ -635,7 +776,7 @@ static void test_detach(void **state)
 	(void)state;
 	tu_make_file(tu_path("detach"), 4, 1);
 	tu_in_children(2, detach_child, c);
-	assert_int_equal(pc_cache_processes(c), 1);
+	wait_processes(c, 1);
 	assert_int_equal(pc_open(c, tu_path("detach"), O_RDWR, 0, &f), 0);
 	assert_int_equal(pc_pread(f, buf, 8, 0), 8);
 	assert_memory_equal(buf, "child!!!", 8);
@@ -793,6 +934,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_killed_io),
 		cmocka_unit_test(test_errors_once),
 		cmocka_unit_test(test_lock_holder_killed),
+		cmocka_unit_test(test_locks_holder_killed),
+		cmocka_unit_test(test_truncate_holder_killed),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_refused),
