@@ -15,14 +15,17 @@
  * The file goes at the process's exit and before its exec (the new image
  * publishes its own cache under the same pid).  A process killed by a
  * signal leaves its file: a reader skips a record whose pid is gone.
- * Values are the process's own: a reader sums them over the files.
+ * Values are the process's own: a reader sums them over the files, but
+ * for the first @nr_cache of a record whose @shared is set: those are a
+ * shared cache's, the same cache in every process of the program, and a
+ * reader takes the largest of them (the newest), not the sum.
  */
 #ifndef PAGECACHE_LIVE_H
 #define PAGECACHE_LIVE_H
 
 #include <stdint.h>
 
-#define PC_LIVE_MAGIC		"pclive1"	/* 8 bytes with its NUL */
+#define PC_LIVE_MAGIC		"pclive2"	/* 8 bytes with its NUL */
 #define PC_LIVE_TICK_MS		10
 #define PC_LIVE_ALL_TICKS	10		/* every counter: each 100 ms */
 /* refreshed every tick: what a sampler of page counts wants */
@@ -41,6 +44,8 @@ struct pc_live {
 	uint32_t pid;			/* the publisher: DIR/<pid> */
 	uint64_t seq;			/* odd: being written */
 	uint64_t ticks;			/* updates so far */
+	uint32_t nr_cache;		/* c[0 .. nr_cache): the cache's */
+	uint32_t shared;		/* 1: a shared cache's (see above) */
 	struct pc_live_counter c[];
 };
 

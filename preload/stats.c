@@ -13,7 +13,11 @@
  * a new process for the counters), each adds what it counted since its
  * last flush, under flock(LOCK_EX): read the file, add, write it back.  So
  * the file ends with the tree's sums (gauges such as nr_free_pages are
- * summed too: read them as totals over processes).  A process with nothing
+ * summed too: read them as totals over processes).  A shared cache's
+ * counters are already every process's: for one, each process writes the
+ * cache's own values and the file keeps the largest seen (its totals since
+ * the cache was made: a cache of the run's own, --cache NAME, gives the
+ * run's), while the shim's counters are still summed.  A process with nothing
  * counted leaves the file alone; `pagecache exec` empties it before it
  * runs the program.  The file is opened with shim_internal set: the cache
  * never caches its own stats.
@@ -105,6 +109,8 @@ void shim_stats_reset(void)
 struct line {
 	char name[64];
 	uint64_t value;
+	bool total;		/* a shared cache's own: the file keeps the
+				   largest, not the sum */
 };
 
 struct lines {
@@ -137,8 +143,30 @@ static void lines_add(struct lines *l, const char *name, uint64_t d)
 		x = &l->v[l->n++];
 		snprintf(x->name, sizeof(x->name), "%s", name);
 		x->value = 0;
+		x->total = false;
 	}
 	x->value += d;
+}
+
+/* @name's line the larger of what it says and @v. */
+static void lines_max(struct lines *l, const char *name, uint64_t v)
+{
+	struct line *x;
+
+	lines_add(l, name, 0);
+	x = lines_find(l, name);
+	if (x && x->value < v)
+		x->value = v;
+	if (x)
+		x->total = true;
+}
+
+/* Is @c a shared cache?  (Its own counters are then every process's.) */
+static bool cache_shared(pc_cache *c)
+{
+	uint64_t v = 0;
+
+	return c && LIB(pc_vmstat(c, "shared_attaches", &v)) == 0 && v;
 }
 
 /* The file's lines, read from @fd. */
@@ -195,7 +223,7 @@ static void lines_write(const struct lines *l, int fd)
 static bool deltas(struct lines *add, bool exiting)
 {
 	pc_cache *c = atomic_load(&shim_cache);
-	bool any = false;
+	bool any = false, shared = cache_shared(c);
 	unsigned i;
 
 	if (!flushed) {
@@ -211,7 +239,10 @@ static bool deltas(struct lines *add, bool exiting)
 
 		if (c)
 			LIB(pc_vmstat(c, name, &v));
-		lines_add(add, name, v - flushed[i]);
+		if (shared)	/* the cache's totals, not ours */
+			lines_max(add, name, v);
+		else
+			lines_add(add, name, v - flushed[i]);
 		any |= v != flushed[i];
 		flushed[i] = v;
 	}
@@ -310,6 +341,8 @@ static void live_fill(struct pc_live *rec, unsigned nr)
 {
 	rec->nr = nr;
 	rec->pid = (uint32_t)getpid();
+	rec->nr_cache = live.nr_vmstat;
+	rec->shared = cache_shared(live.cache);
 	for (unsigned i = 0; i < nr; i++)
 		snprintf(rec->c[i].name, sizeof(rec->c[i].name), "%s",
 			 i < live.nr_vmstat ? pc_vmstat_name(i)
@@ -417,7 +450,12 @@ void shim_stats_flush(bool exiting)
 			flock(fd, LOCK_EX);
 			lines_read(&file, fd);
 			for (unsigned i = 0; i < add.n; i++)
-				lines_add(&file, add.v[i].name, add.v[i].value);
+				if (add.v[i].total)
+					lines_max(&file, add.v[i].name,
+						  add.v[i].value);
+				else
+					lines_add(&file, add.v[i].name,
+						  add.v[i].value);
 			lines_write(&file, fd);
 			REAL(close)(fd);	/* the lock goes with it */
 		}

@@ -356,10 +356,25 @@ static int rd_take(struct pc_rwlock *l)
 	return -1;
 }
 
-static void rd_put(struct pc_rwlock *l, int i)
+/*
+ * One shared hold of this process fewer.  Not necessarily in the slot
+ * that was counted up: the process's holds are counted in any of its
+ * slots, and another of its threads may have taken ours down.  Some slot
+ * of ours is above 0 while we hold, so the scan ends.
+ */
+static void rd_put(struct pc_rwlock *l)
 {
-	atomic_fetch_sub(&l->readers[i], 1);
-	rw_wake(l);
+	for (;;)
+		for (int i = 0; i < PC_RW_SLOTS; i++) {
+			uint64_t v = atomic_load(&l->readers[i]);
+
+			while ((uint32_t)v && (pid_t)(v >> 32) == pc__pid)
+				if (atomic_compare_exchange_weak(
+					    &l->readers[i], &v, v - 1)) {
+					rw_wake(l);
+					return;
+				}
+		}
 }
 
 static bool rd_any(struct pc_rwlock *l)
@@ -383,7 +398,7 @@ static void shared_read_lock(struct pc_rwlock *l)
 			if (i >= 0 && !atomic_load(&l->owner))
 				break;
 			if (i >= 0)	/* a writer came: it goes first */
-				rd_put(l, i);
+				rd_put(l);
 		}
 		if (!counted) {	/* count ourselves, then look again */
 			atomic_fetch_add(&l->waiters, 1);
@@ -398,15 +413,7 @@ static void shared_read_lock(struct pc_rwlock *l)
 
 static void shared_read_unlock(struct pc_rwlock *l)
 {
-	for (int i = 0; i < PC_RW_SLOTS; i++) {
-		uint64_t v = atomic_load(&l->readers[i]);
-
-		if ((uint32_t)v && (pid_t)(v >> 32) == pc__pid) {
-			rd_put(l, i);
-			return;
-		}
-	}
-	PC_ASSERT(!"shared rwlock not held shared by this process");
+	rd_put(l);
 }
 
 /* Exclusive: @owner first (new readers keep out), then the readers gone. */

@@ -13,15 +13,18 @@
  *               memory=B [--set ...] -- PROGRAM ...   (this binary's own
  *               exec subcommand): the program's regular files go through
  *               a shared cache of the run's own (made with its budget, in
- *               its cache process), one for all the program's processes.  The engine here is pcb_engine_exec: no cache in
- *               the repetition, its counters are those of FILE, read when
- *               the program has exited, plus the live records' of its
+ *               its cache process), one for all the program's
+ *               processes.  The engine here is pcb_engine_exec: no cache
+ *               in the repetition, its counters are those of FILE, read
+ *               when the program has exited, plus the live records' of its
  *               processes still running (every counter at most
  *               PC_LIVE_ALL_TICKS ticks old); its samples are the live records
  *               (preload/live.h) the program's processes publish in the
  *               repetition's folder "pagecache-live/" (PAGECACHE_LIVE, in
- *               the program's environment), summed over them: so its page
- *               counts lie on the same time axis as the kernel's cgroup's.
+ *               the program's environment), summed over them (the shared
+ *               cache's own counters, the same in each, taken once: the
+ *               largest): so its page counts lie on the same time axis as
+ *               the kernel's cgroup's.
  *   kernel      the program itself, moved into the memory cgroup between
  *   direct      fork and exec (only the program is charged: not the
  *               repetition that watches it).  direct: the program asked
@@ -162,19 +165,28 @@ static int live_each(struct exec_eng *e, void (*fn)(const struct pc_live *,
 	return found;
 }
 
+/* Counter @i of @rec is a shared cache's: the same in every record, and
+ * in the stats file (live.h): the largest is taken, not the sum. */
+static bool live_total(const struct pc_live *rec, uint32_t i)
+{
+	return rec->shared && i < rec->nr_cache;
+}
+
 static void live_add(const struct pc_live *rec, void *arg)
 {
 	json_t *o = arg;
 
 	for (uint32_t i = 0; i < rec->nr; i++) {
 		char name[sizeof(rec->c[i].name) + 1];
+		json_int_t v = (json_int_t)rec->c[i].value, had;
 		json_t *old;
 
 		memcpy(name, rec->c[i].name, sizeof(rec->c[i].name));
 		name[sizeof(rec->c[i].name)] = 0;
 		old = json_object_get(o, name);
-		json_object_set_new(o, name, json_integer((json_int_t)rec->c[i].value +
-			(json_is_integer(old) ? json_integer_value(old) : 0)));
+		had = json_is_integer(old) ? json_integer_value(old) : 0;
+		json_object_set_new(o, name, json_integer(
+			live_total(rec, i) ? (v > had ? v : had) : v + had));
 	}
 }
 
@@ -230,7 +242,10 @@ static void sample_add(const struct pc_live *rec, void *arg)
 		for (int k = 0; k < PCB_NR_SAMPLES; k++)
 			if (!strncmp(rec->c[i].name, pcb_pc_sample_counters[k],
 				     sizeof(rec->c[i].name)))
-				v[k] += rec->c[i].value;
+				v[k] = live_total(rec, i)
+					? (v[k] > rec->c[i].value ? v[k]
+								 : rec->c[i].value)
+					: v[k] + rec->c[i].value;
 }
 
 static int exec_sample(struct pcb_run *r, uint64_t v[PCB_NR_SAMPLES])
