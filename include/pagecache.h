@@ -190,6 +190,20 @@ int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out);
 
 /*
+ * pc_lock_prepare - the caller is about to take fcntl(2) record locks
+ * (F_SETLK, F_SETLKW) on the file of @f: the cache opens now the
+ * descriptor it would otherwise open at the file's first commit or short
+ * last block's writeback (its buffered one).  Opening a descriptor closes
+ * one of the file (moved out of the program's way), and a close(2) of any
+ * descriptor of a file drops every record lock the process holds on it:
+ * done later, it would drop the caller's locks.  The preload shim calls it
+ * before each F_SETLK and F_SETLKW of a managed file.  Cheap once done.
+ * Returns 0, -EINVAL (NULL), or the errno of reopening the file (the
+ * cache opens it when it needs it then).
+ */
+int pc_lock_prepare(pc_file *f);
+
+/*
  * pc_close - close a file.  Its pages stay cached (written back later) unless
  * the file was unlinked, in which case its dirty pages are dropped unwritten.
  * A closed file need not keep a descriptor: its pages stay without one.  A

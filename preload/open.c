@@ -30,7 +30,9 @@
  * Dup.  dup, dup2, dup3 and F_DUPFD[_CLOEXEC] give the new fd the old
  * one's entry: the same open-file description, offset and status flags,
  * as the kernel shares its own.  F_SETFL keeps O_APPEND in step; setting
- * O_DIRECT turns the file over to the kernel first.
+ * O_DIRECT turns the file over to the kernel first.  F_SETLK and F_SETLKW
+ * on a managed fd call pc_lock_prepare first, so that the library opens
+ * no descriptor of the file while the program holds record locks on it.
  *
  * Calls made on the shim's behalf (shim_internal) go straight to libc;
  * the fds they make are marked as the library's, and their closes unmark.
@@ -370,6 +372,21 @@ static void setfl_after(int fd, long arg)
 	shim_ofd_put(o);
 }
 
+/*
+ * A record lock on a managed fd: the library opens now what it would
+ * open later (a descriptor's open closes one of the file, and any close
+ * drops the process's record locks on it: pc_lock_prepare).
+ */
+static void lock_before(int fd)
+{
+	struct shim_ofd *o = shim_ofd_get(fd);
+
+	if (!o)
+		return;
+	(void)LIB(pc_lock_prepare(o->file));
+	shim_ofd_put(o);
+}
+
 /* fcntl, fcntl64 (@real: which of them is libc's). */
 static int do_fcntl(int (*real)(int, int, ...), int fd, int cmd, long arg)
 {
@@ -377,6 +394,8 @@ static int do_fcntl(int (*real)(int, int, ...), int fd, int cmd, long arg)
 
 	if (cmd == F_SETFL && !shim_internal)
 		setfl_before(fd, arg);
+	if ((cmd == F_SETLK || cmd == F_SETLKW) && !shim_internal)
+		lock_before(fd);
 	errno = saved;
 	r = real(fd, cmd, arg);
 	if (r < 0)

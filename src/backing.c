@@ -10,7 +10,9 @@
  * keeps an inode's pages with none):
  *
  *   open mapping            holds pc__bk(m)->fd, and pc__bk(m)->tail_fd once a tail that
- *                           is not a whole block was written (writeback.c)
+ *                           is not a whole block was written (writeback.c),
+ *                           or the program was about to lock the file
+ *                           (pc_lock_prepare)
  *   closed, within budget   keeps them: opening it again costs no open(2)
  *   closed, past budget     the oldest closed mapping holding descriptors
  *                           lets them go at its close: at once if clean, a
@@ -19,6 +21,13 @@
  *   EMFILE or ENFILE from   every closed mapping lets its descriptors go,
  *   an open(2) of ours      the dirty ones after a writeback pass, and the
  *                           open(2) is tried once more
+ *
+ * A descriptor opened while the program holds fcntl record locks on the
+ * file would drop them: the move out of its way (fd.c) closes the number
+ * open(2) gave, and a close(2) of any descriptor of a file drops every
+ * record lock the process holds on it.  So before the program's first
+ * lock (the shim's fcntl, pc_lock_prepare) the buffered twin is opened
+ * too; locks taken behind the shim (lockf inside libc) are not seen.
  *
  * Nor may it keep the file open for writing when the program does not (a
  * file open for writing cannot be executed: ETXTBSY).  A read-only opener

@@ -1,6 +1,6 @@
 /*
  * inode.c - mappings (one per file, like the kernel's inode), open files,
- * close, unlink, truncate, fsync.
+ * close, unlink, truncate, fsync, and pc_lock_prepare (backing.c says why).
  *
  * c->hash maps (st_dev, st_ino) to the mapping of a file; every pc_open of
  * one file shares it.  A mapping stays in the table after its last close,
@@ -736,6 +736,21 @@ PC_EXPORT int pc_fsync(pc_file *f)
 	if (!f)
 		return -EINVAL;
 	return pc__fsync_range(f, 0, UINT64_MAX, false);
+}
+
+PC_EXPORT int pc_lock_prepare(pc_file *f)
+{
+	struct pc_mapping *m;
+	int fd;
+
+	if (!f)
+		return -EINVAL;
+	m = f->mapping;
+	/* An open file: the mapping holds its descriptors (backing.c). */
+	if (!m->direct || pc__bk(m)->fd < 0 || pc__bk(m)->fd_rdonly)
+		return 0;	/* none to open: buffered, or not writable */
+	fd = pc__backing_tail_fd(m, true);
+	return fd < 0 ? fd : 0;
 }
 
 PC_EXPORT int pc_fdatasync(pc_file *f)

@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -936,6 +937,61 @@ static void test_sync_write_by_writer(void **state)
 	unlink(path);
 }
 
+/* Is [0, 100) of @path write-locked by another process? (asked from a child) */
+static bool locked_by_parent(const char *path)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = 0, .l_len = 100 };
+		int fd = open(path, O_RDWR);
+
+		if (fd < 0 || fcntl(fd, F_GETLK, &fl) != 0)
+			_exit(2);
+		_exit(fl.l_type == F_UNLCK ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 2);
+	return WEXITSTATUS(status) == 0;
+}
+
+/*
+ * The program's fcntl locks outlive its commits: a short last block goes
+ * through the buffered descriptor, opened by pc_lock_prepare before the
+ * lock - opening it at the commit would close a descriptor of the file,
+ * and any close drops the process's locks on it (SQLite's, lost between
+ * its commit and its unlock: "disk I/O error").
+ */
+static void test_commit_keeps_locks(void **state)
+{
+	const char *path = tu_path("locks");
+	pc_cache *c = mk("memory=16M");
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 100 };
+	pc_file *f;
+	int fd;
+
+	(void)state;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pc_open_fd(c, fd, O_RDWR, &f), 0);
+	assert_int_equal(pc_lock_prepare(f), 0);
+	assert_int_equal(fcntl(fd, F_SETLK, &fl), 0);
+	assert_true(locked_by_parent(path));
+	write_pat(f, 0, 2 * PAGE, 51);
+	write_pat(f, 2 * PAGE, 100, 51);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_true(locked_by_parent(path));
+	check_disk(path, 0, 2 * PAGE + 100, 51);
+	assert_int_equal(pc_close(f), 0);
+	close(fd);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(path);
+}
+
 /* Past the freerun point unlinked files are written like any other. */
 static void test_unlinked_written_under_pressure(void **state)
 {
@@ -1030,6 +1086,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unlinked_written_under_pressure),
 		cmocka_unit_test(test_end_writeback_rotates),
 		cmocka_unit_test(test_sync_write_by_writer),
+		cmocka_unit_test(test_commit_keeps_locks),
 	};
 
 	if (argc > 1)
