@@ -10,7 +10,8 @@
  * keeps an inode's pages with none):
  *
  *   open mapping            holds pc__bk(m)->fd, and pc__bk(m)->tail_fd once a tail that
- *                           is not a whole block was written (writeback.c),
+ *                           is not a whole block was written, or a commit's
+ *                           few pages were staged through it (writeback.c),
  *                           or the program was about to lock the file
  *                           (pc_lock_prepare)
  *   closed, within budget   keeps them: opening it again costs no open(2)

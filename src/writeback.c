@@ -39,12 +39,25 @@
  *   - a data-integrity pass that finds fewer than WB_NOW_PAGES dirty
  *     pages to write (an O_SYNC or O_DSYNC write's, a database's commit
  *     of a few pages whatever the range asked) marks its requests now:
- *     its caller does them itself, since it waits for them right after;
+ *     its caller does them itself, since it waits for them right after.
+ *     They are staged (struct wb_ctl.staged): written with pwritev to
+ *     the mapping's buffered descriptor (backing.c), which only copies
+ *     them into the kernel's page cache, then made durable together by
+ *     one sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) over the span
+ *     they cover, which puts them all on the device at once, as the
+ *     kernel's own fsync does, and the kernel's copy dropped
+ *     (POSIX_FADV_DONTNEED); only then do they complete (wb_finish), a
+ *     failure of the sync failing every one of them (they stay dirty).
+ *     O_DIRECT writes done one after the other in the caller cost a
+ *     device round trip each (a commit of four scattered database pages:
+ *     four), and on a new file an unwritten-extent conversion each, where
+ *     the kernel allocates once at writeback.  Counters:
+ *     writeback_requests_staged (requests), writeback_commits (syncs);
  *   - a writer of pages must never sleep while it holds pages under
  *     writeback that it has not submitted (whoever waits for them would
  *     wait for it): before every sleeping lock or writeback wait the run
- *     is closed and everything is submitted (wb_flush, the kernel's plug
- *     flush at schedule);
+ *     is closed and everything is submitted and staged requests are
+ *     committed (wb_flush, the kernel's plug flush at schedule);
  *   - a background pass stops at once when no one but its caller holds
  *     the mapping any more (an unlinked file closed for the last time: its
  *     pages are about to be dropped unwritten).
@@ -165,6 +178,11 @@ struct wb_io {
 struct wb_ctl {
 	struct pc_mapping *m;
 	bool now;				/* requests marked now */
+	bool staged;				/* now, through sfd (above) */
+	int sfd;				/* staged: the buffered descriptor */
+	struct wb_io *held;			/* staged: transferred, not durable */
+	unsigned pending;			/* staged: submitted, not transferred */
+	off_t lo, hi;				/* staged: the span of held */
 	unsigned nr;				/* pages in run[] */
 	unsigned nreq;				/* requests in reqs[] */
 	struct pc_page *run[PC_MAX_IO_PAGES];	/* under writeback, unsent */
@@ -275,6 +293,63 @@ static void wb_end_io(struct pc_io_req *req)
 	free(io);
 }
 
+/*
+ * A staged request's transfer ended (in the submitting thread: it is
+ * marked now): held until wb_commit makes it durable.
+ */
+static void wb_stage_end_io(struct pc_io_req *req)
+{
+	struct wb_io *io = (struct wb_io *)req;
+	struct wb_ctl *w = req->priv;
+	off_t end = req->off + (off_t)io->bytes;
+
+	if (!w->held || req->off < w->lo)
+		w->lo = req->off;
+	if (!w->held || end > w->hi)
+		w->hi = end;
+	req->next = (struct pc_io_req *)w->held;
+	w->held = io;
+	w->pending--;
+}
+
+/*
+ * The staged requests transferred so far onto the device, together, then
+ * completed: one sync_file_range over their span (the kernel writes its
+ * dirty pages of it at once and waits for them), the kernel's copy
+ * dropped.  A failed sync fails every one of them.
+ */
+static void wb_commit(struct wb_ctl *w)
+{
+	struct pc_cache *c = w->m->cache;
+	struct wb_io *io = w->held, *next;
+	int err = 0;
+
+	if (!io)
+		return;
+	w->held = NULL;
+	pc__inc(c, 0, writeback_commits);
+	while (sync_file_range(w->sfd, w->lo, w->hi - w->lo,
+			       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			       SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
+		if (errno == EINTR)
+			continue;
+		err = pc__io_sync_range_err(-errno);
+		break;
+	}
+	if (!err)
+		(void)posix_fadvise(w->sfd, w->lo, w->hi - w->lo,
+				    POSIX_FADV_DONTNEED);
+	for (; io; io = next) {
+		ssize_t res = io->req.res;
+
+		next = (struct wb_io *)io->req.next;
+		if (res >= 0 && err)
+			res = err;
+		wb_finish(io->m, io->pages, io->nr, io->bytes, res);
+		free(io);
+	}
+}
+
 void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_mapping *m = page_mapping(p);
@@ -312,7 +387,13 @@ static void wb_submit(struct wb_ctl *w)
 	pc__add(c, 0, writeback_requests, n);
 	if (w->now)	/* the caller's own: no completion thread */
 		pc__add(c, 0, writeback_requests_now, n);
+	if (w->staged) {
+		pc__add(c, 0, writeback_requests_staged, n);
+		w->pending += n;
+	}
 	pc__io_submit(c, w->reqs, n);
+	/* Marked now: done in this thread, end_io included (io.h). */
+	PC_ASSERT(w->pending == 0);
 }
 
 /*
@@ -326,7 +407,8 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 {
 	struct pc_mapping *m = w->m;
 	struct pc_cache *c = m->cache;
-	int fd = tail ? pc__backing_tail_fd(m, false) : pc__bk(m)->fd;
+	int fd = w->staged ? w->sfd :
+		 tail ? pc__backing_tail_fd(m, false) : pc__bk(m)->fd;
 	size_t bytes = tail ? tail : (size_t)n << PC_PAGE_SHIFT;
 	struct wb_io *io;
 
@@ -352,9 +434,11 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 		.iov = io->iov,
 		.iovcnt = (int)n,
 		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
-		.dontneed = tail || !m->direct,	/* a buffered descriptor */
+		/* A buffered descriptor: its copy dropped (staged: at commit). */
+		.dontneed = !w->staged && (tail || !m->direct),
 		.now = w->now,
-		.end_io = wb_end_io,
+		.end_io = w->staged ? wb_stage_end_io : wb_end_io,
+		.priv = w,
 	};
 	w->reqs[w->nreq++] = &io->req;
 	if (w->nreq == sizeof(w->reqs) / sizeof(w->reqs[0]))
@@ -377,6 +461,7 @@ static void wb_flush(struct wb_ctl *w)
 {
 	wb_close_run(w);
 	wb_submit(w);
+	wb_commit(w);
 }
 
 /*
@@ -417,7 +502,11 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 				 pc__bk(m)->fd_rdonly))
 		return 0;
 	w.m = m;
-	w.now = false;
+	w.now = w.staged = false;
+	w.sfd = -1;
+	w.held = NULL;
+	w.pending = 0;
+	w.lo = w.hi = 0;
 	w.nr = w.nreq = 0;
 	/*
 	 * The tail's descriptor now, while a failure to get one may free
@@ -434,8 +523,13 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 					    PC_TAG_TOWRITE, UINT32_MAX);
 		pc__unlock(&m->tree_lock);
 		/* Few pages to write (whatever the range: an fsync of a whole
-		 * file with three dirty pages): the caller does them. */
+		 * file with three dirty pages): the caller does them, staged
+		 * where the mapping has a buffered descriptor. */
 		w.now = tagged < WB_NOW_PAGES;
+		if (w.now && tagged) {
+			w.sfd = pc__backing_tail_fd(m, true);
+			w.staged = w.sfd >= 0;
+		}
 	}
 	while (index <= end) {
 		struct pc_page *pages[GANG];

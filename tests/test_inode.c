@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "backing.h"
 #include "io.h"
 #include "util.h"
 
@@ -58,13 +59,22 @@ static struct pc_mapping *mapping_of(pc_cache *c, const char *path)
 	return pc__mapping_lookup(c, st.st_dev, st.st_ino);
 }
 
-/* Writes through @fd fail with EIO until the rules are cleared. */
-static void fail_writes_of(pc_cache *c, int fd)
+/*
+ * Writes of @m fail with EIO until the rules are cleared: through both its
+ * descriptors, the O_DIRECT one and the buffered one (a commit's few pages
+ * are staged through the buffered one, writeback.c).
+ */
+static void fail_writes_of(pc_cache *c, struct pc_mapping *m)
 {
-	struct pc_io_fault rule = { .op = PC_IO_WRITE, .fd = fd, .error = EIO,
-				    .count = -1 };
+	int fds[2] = { pc__bk(m)->fd, pc__backing_tail_fd(m, true) };
 
-	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
+	for (int i = 0; i < 2; i++) {
+		struct pc_io_fault rule = { .op = PC_IO_WRITE, .fd = fds[i],
+					    .error = EIO, .count = -1 };
+
+		assert_true(fds[i] >= 0);
+		assert_int_equal(pc__io_fault_add(pc__local(c)->io, &rule), 0);
+	}
 }
 
 static void test_evicted_dirty_kept(void **state)
@@ -78,7 +88,7 @@ static void test_evicted_dirty_kept(void **state)
 	tu_model_init(&a, tu_path("evicted"), 4 * PG);
 	tu_model_open(&a, c, O_RDWR | O_CREAT | O_TRUNC);
 	tu_model_write(&a, 0, 3 * PG, 1);
-	fail_writes_of(c, pc__bk(a.f->mapping)->fd);
+	fail_writes_of(c, a.f->mapping);
 	tu_model_close(&a);		/* dirty, closed, its device failing */
 	for (unsigned i = 0; i < MAX_CLOSED + 8; i++) {
 		char name[32];
@@ -124,7 +134,7 @@ static void test_sync_keeps_dirty(void **state)
 	tu_model_init(&a, tu_path("syncfail"), 4 * PG);
 	tu_model_open(&a, c, O_RDWR | O_CREAT | O_TRUNC);
 	tu_model_write(&a, 0, 2 * PG, 2);
-	fail_writes_of(c, pc__bk(a.f->mapping)->fd);
+	fail_writes_of(c, a.f->mapping);
 	assert_int_equal(pc_cache_sync(c), -EIO);
 	assert_int_equal(atomic_load(&a.f->mapping->nr_dirty), 2);
 	assert_int_equal(tu_vm(c, "writeback_lost"), 0);	/* kept */

@@ -937,6 +937,68 @@ static void test_sync_write_by_writer(void **state)
 	unlink(path);
 }
 
+/*
+ * A commit's few scattered pages are staged: written through the buffered
+ * descriptor, made durable by one sync_file_range, none through the
+ * O_DIRECT one - the device takes them at once, not one round trip each.
+ * A staged write that fails keeps its pages dirty.
+ */
+static void test_commit_staged(void **state)
+{
+	const char *path = tu_path("staged");
+	pc_cache *c = mk("memory=16M io=fault");
+	struct pc_io_fault direct = write_rule(0, 0, -1), fail = write_rule(EIO, 0, -1);
+	uint64_t st0, cm0, now0;
+	pc_file *f;
+	int tail;
+
+	(void)state;
+	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
+	write_pat(f, 0, 64 * PAGE, 41);
+	assert_int_equal(pc_fsync(f), 0);	/* 64 pages: O_DIRECT, ring */
+	/* Four pages apart and the file's short last page: five requests. */
+	write_pat(f, 3 * PAGE, PAGE, 42);
+	write_pat(f, 9 * PAGE, PAGE, 42);
+	write_pat(f, 20 * PAGE, PAGE, 42);
+	write_pat(f, 40 * PAGE, PAGE, 42);
+	write_pat(f, 64 * PAGE, 100, 42);
+	direct.fd = pc__bk(f->mapping)->fd;
+	pc__io_fault_clear(pc__local(c)->io);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &direct), 0);
+	st0 = vm(c, "writeback_requests_staged");
+	cm0 = vm(c, "writeback_commits");
+	now0 = vm(c, "writeback_requests_now");
+	assert_int_equal(pc_fdatasync(f), 0);
+	assert_int_equal(vm(c, "writeback_requests_now") - now0, 5);
+	assert_int_equal(vm(c, "writeback_requests_staged") - st0, 5);
+	assert_int_equal(vm(c, "writeback_commits") - cm0, 1);
+	assert_int_equal(pc__io_fault_hits(pc__local(c)->io), 0);
+	assert_int_equal(vm(c, "nr_dirty"), 0);
+	tail = atomic_load(&pc__bk(f->mapping)->tail_fd);
+	assert_true(tail >= 0);
+	for (int i = 0; i < 64; i++)
+		if (i == 3 || i == 9 || i == 20 || i == 40)
+			check_disk(path, (uint64_t)i * PAGE, PAGE, 42);
+		else
+			check_disk(path, (uint64_t)i * PAGE, PAGE, 41);
+	check_disk(path, 64 * PAGE, 100, 42);
+
+	/* The staged writes fail: the pages stay dirty, fsync says so once. */
+	write_pat(f, 5 * PAGE, 2 * PAGE, 43);
+	fail.fd = tail;
+	pc__io_fault_clear(pc__local(c)->io);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
+	assert_int_equal(pc_fsync(f), -EIO);
+	assert_int_equal(vm(c, "nr_dirty"), 2);
+	pc__io_fault_clear(pc__local(c)->io);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(vm(c, "nr_dirty"), 0);
+	check_disk(path, 5 * PAGE, 2 * PAGE, 43);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(path);
+}
+
 /* Is [0, 100) of @path write-locked by another process? (asked from a child) */
 static bool locked_by_parent(const char *path)
 {
@@ -959,11 +1021,11 @@ static bool locked_by_parent(const char *path)
 }
 
 /*
- * The program's fcntl locks outlive its commits: a short last block goes
- * through the buffered descriptor, opened by pc_lock_prepare before the
- * lock - opening it at the commit would close a descriptor of the file,
- * and any close drops the process's locks on it (SQLite's, lost between
- * its commit and its unlock: "disk I/O error").
+ * The program's fcntl locks outlive its commits: a staged commit (and a
+ * short last block) goes through the buffered descriptor, opened by
+ * pc_lock_prepare before the lock - opening it at the commit would close
+ * a descriptor of the file, and any close drops the process's locks on it
+ * (SQLite's, lost between its commit and its unlock: "disk I/O error").
  */
 static void test_commit_keeps_locks(void **state)
 {
@@ -984,6 +1046,7 @@ static void test_commit_keeps_locks(void **state)
 	write_pat(f, 0, 2 * PAGE, 51);
 	write_pat(f, 2 * PAGE, 100, 51);
 	assert_int_equal(pc_fsync(f), 0);
+	assert_true(vm(c, "writeback_commits") > 0);
 	assert_true(locked_by_parent(path));
 	check_disk(path, 0, 2 * PAGE + 100, 51);
 	assert_int_equal(pc_close(f), 0);
@@ -1086,6 +1149,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unlinked_written_under_pressure),
 		cmocka_unit_test(test_end_writeback_rotates),
 		cmocka_unit_test(test_sync_write_by_writer),
+		cmocka_unit_test(test_commit_staged),
 		cmocka_unit_test(test_commit_keeps_locks),
 	};
 
