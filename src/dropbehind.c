@@ -47,10 +47,36 @@
  * freed (dropbehind counts them).  A stream thus recycles its own frames,
  * never pushes a working set out, and reclaim hardly runs.
  *
+ * Stale pages go first.  Dropping the stream's pages is right when what
+ * else is cached is wanted; it is wrong when the inactive list ends in
+ * pages nobody wanted - clean, idle, never referenced since they came
+ * in, never active (PG_workingset): a file written and fsynced and never
+ * read, pages read ahead and never used (stale_tail).  The kernel's
+ * inactive list evicts those before a stream's pages; drop-behind alone
+ * kept them for ever (tiobench: the warm-up's file stayed through
+ * seq-read, and rand-read found 16-27% of the file cached against the
+ * kernel's 51%).  So under cache.stickiness=auto (not with NOREUSE
+ * advice, not with =always, which drops at once), when memory is tight
+ * (drop_now; not the readtwice pages that go at once with memory to
+ * spare), a full batch is traded first: as many stale pages as the batch
+ * has - those at the tail of the first page's node, up to the first that
+ * is not stale or is in the batch - are reclaimed by the reader
+ * (pc__reclaim_tail, vmscan.c: pgsteal_direct, shadow entries left, no
+ * allocstall), and as many pages of the batch stay, marked accessed (read
+ * once, as pages read with memory to spare are).  One for one, so free
+ * frames stay where drop-behind holds them and kswapd is not woken.  Once
+ * the tail is the stream's own pages (accessed) or anyone's wanted ones,
+ * batches are dropped as before.  The stream keeps what it read while
+ * stale pages went: the first part of a stream longer than the cache,
+ * where the kernel keeps the last - the same share of the file for a
+ * random reader after it.  The hot set (referenced, active or
+ * workingset) is never traded (hotcold).
+ *
  * Locks: f->ra_lock (no other held when it is taken; no page lock holder
  * takes it) → page locks (trylock; at close, sleeping) → tree lock → lru
- * lock.  The hit path of a read writes no shared line unless a flag must
- * change.
+ * lock; the trade's reclaim runs under f->ra_lock alone, before the
+ * batch's pages are locked (as an allocation under ra_lock may reclaim).
+ * The hit path of a read writes no shared line unless a flag must change.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -251,9 +277,61 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 	return total;
 }
 
+static bool drop_now(struct pc_file *f, struct pc_page *p);
+
+/* Is @q one of the pages in f's drop batch? */
+static bool in_batch(struct pc_file *f, struct pc_page *q)
+{
+	for (unsigned i = 0; i < f->nr_drop; i++)
+		if (f->drop[i] == q)
+			return true;
+	return false;
+}
+
+/*
+ * How many pages at the tail of @n's inactive list (at most f's batch)
+ * nobody wanted: clean, idle (not locked, not under writeback), not
+ * referenced since they came in (PG_referenced) and never part of a
+ * working set (PG_active, and PG_workingset, which a page the active list
+ * let go keeps), and not f's own batch.  Those are pages written and
+ * never read (a file written and fsynced, a write stream's), read ahead
+ * and never used: what reclaim would take first and what no one misses.
+ * A page a stream keeps is marked accessed, so a stream's own pages are
+ * never stale to it or to the next stream.  Counts from the tail up to
+ * the first page that is not stale.
+ */
+static unsigned stale_tail(struct pc_file *f, struct pc_node *n)
+{
+	const uint32_t wanted = 1u << PG_referenced | 1u << PG_active |
+				1u << PG_workingset | 1u << PG_dirty |
+				1u << PG_writeback | 1u << PG_locked |
+				1u << PG_unevictable;
+	struct pc_cache *c = f->cache;
+	unsigned k = 0;
+	uint32_t pfn;
+
+	pc__lock_counted(&n->lru_lock);
+	for (pfn = n->lru[PC_LRU_INACTIVE].tail;
+	     pfn != PC_NO_PFN && k < f->nr_drop; k++) {
+		struct pc_page *q = pfn_page(c, pfn);
+
+		if ((atomic_load_explicit(&q->flags, memory_order_relaxed) &
+		     wanted) || in_batch(f, q))
+			break;
+		pfn = q->lru_prev;
+	}
+	pc__unlock(&n->lru_lock);
+	return k;
+}
+
 /*
  * Drop the pages of f's batch that are still at their place, clean and
  * untouched: one tree-lock hold for all, one lru-lock hold per node run.
+ * Under cache.stickiness=auto (not NOREUSE), when memory is tight
+ * (drop_now), the batch is traded first: the stale pages at the inactive
+ * tail of its node are reclaimed (pc__reclaim_tail, at most one per page
+ * of the batch), and as many pages of the batch stay, marked accessed,
+ * instead of being dropped.
  * @wait (at close): sleep for page locks - a page just read may still be
  * locked by the completion that made it uptodate.  f->ra_lock held (no
  * page lock holder takes it).
@@ -263,8 +341,16 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 	struct pc_cache *c = f->cache;
 	struct pc_mapping *m = f->mapping;
 	struct pc_page *cand[PC_DROP_BATCH];
-	unsigned nc = 0;
+	unsigned nc = 0, keep = 0;
 
+	if (f->nr_drop && c->cfg.stickiness == PC_STICKY_AUTO &&
+	    advice(f) != POSIX_FADV_NOREUSE && drop_now(f, f->drop[0])) {
+		struct pc_node *n = page_node(c, f->drop[0]);
+		unsigned stale = stale_tail(f, n);
+
+		if (stale)
+			keep = (unsigned)pc__reclaim_tail(c, n, stale);
+	}
 	for (unsigned i = 0; i < f->nr_drop; i++) {
 		struct pc_page *p = f->drop[i];
 
@@ -284,6 +370,14 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 		if (page_mapping(p) != m || page_index(p) != f->drop_index[i] ||
 		    (atomic_load(&p->flags) & (1u << PG_dirty | 1u << PG_writeback |
 					       1u << PG_referenced | 1u << PG_active))) {
+			pc__unlock_page(&c->wait, p);
+			pc__put_page(c, p);
+			continue;
+		}
+		if (keep) {
+			/* Traded for a stale page: read once, it stays. */
+			keep--;
+			page_set(p, PG_referenced);
 			pc__unlock_page(&c->wait, p);
 			pc__put_page(c, p);
 			continue;

@@ -133,6 +133,14 @@ bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
 unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy);
 /*
+ * Reclaim up to @nr (at most a batch) pages from the tail of @n's inactive
+ * list, as direct reclaim does but with no allocstall and no boost: for a
+ * stream that keeps as many pages of its own (dropbehind.c).  Returns
+ * pages freed.  No lock held but ra_lock.
+ */
+unsigned long pc__reclaim_tail(struct pc_cache *c, struct pc_node *n,
+			       unsigned nr);
+/*
  * kswapd of @n starts, woken when @n had @woken_at free frames: raise the
  * boost so that low is twice what was taken meanwhile above min.
  */

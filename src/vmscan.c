@@ -79,6 +79,12 @@
  *            owner gives the claim up when it stops balancing.
  * Those times are the cache's clock (pc__clock), which tests drive.
  *
+ * A stream that finds stale pages at the inactive tail (dropbehind.c)
+ * reclaims them itself in exchange for pages it keeps: pc__reclaim_tail
+ * shrinks the inactive list by at most a batch, counted as direct reclaim
+ * (pgscan_direct, pgsteal_direct) but with no allocstall and no boost,
+ * since no allocation waited.
+ *
  * Shrinking the active list moves pages to the inactive list (setting
  * PG_workingset, as the kernel does); pages referenced since they were
  * last looked at rotate to the active head instead.  The inactive list is
@@ -529,6 +535,16 @@ unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 		t->in_reclaim = false;
 	if (busy)
 		*busy = sc.nr_busy;
+	return sc.nr_reclaimed;
+}
+
+unsigned long pc__reclaim_tail(struct pc_cache *c, struct pc_node *n,
+			       unsigned nr)
+{
+	struct scan_control sc = { .node = n, .kswapd = false,
+				   .priority = DEF_PRIORITY };
+
+	shrink_inactive(c, n, pc_min(nr, PC_RECLAIM_BATCH), &sc);
 	return sc.nr_reclaimed;
 }
 

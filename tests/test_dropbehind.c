@@ -13,6 +13,10 @@
  *           reclaimed, almost every page is dropped behind.
  *   nodes   the same on a cache of four nodes, each tight on its own
  *           while the cache as a whole has room: no direct reclaim.
+ *   stale   a file written and never read goes to reclaim before a
+ *           stream's pages: the stream keeps what it read meanwhile,
+ *           then drops behind (counters: pgsteal, dropbehind, and
+ *           pgfault_hit of a look at every page without I/O).
  *   kept    a consumed page another reader touched before its batch
  *           went stays, and so do pages read ahead but not consumed and
  *           a stream's first window; closing the stream drops its batch.
@@ -21,7 +25,8 @@
  *           thread, then two; without drop-behind shown, not held).
  *
  * floor, nodes and kept: one reader, no other thread allocating, so every
- * count is exact.  hotcold's second pass runs the hot reader in a thread
+ * count is exact; stale holds bounds, since with kswapd on the end state
+ * depends on how far kswapd got.  hotcold's second pass runs the hot reader in a thread
  * and holds only the ratio; its seed is printed (PC_SEED replays).
  * Tests look inside the cache (internal.h).
  */
@@ -29,9 +34,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "bdi.h"
 #include "node.h"
 #include "readahead.h"
 #include "util.h"
@@ -120,6 +127,116 @@ static void test_stream_nodes(void **state)
 	assert_int_equal(pc_close(f), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	free(buf);
+}
+
+/*
+ * Pages nobody wanted at the inactive tail (a file written and fsynced,
+ * never read: tiobench's warm-up file) go before a stream's: a stream of
+ * four budgets trades its consumed pages for those (reclaims them in its
+ * drop batches, one for one, so it never wakes kswapd), keeping what it
+ * read meanwhile, then drops behind as before.  Which pages went and which stayed is read off the
+ * counters: the old file's pages reclaimed (pgsteal), the stream's rest
+ * dropped behind, and a look at every page of both files without I/O
+ * (pc_get_page NOWAIT, pgfault_hit) finds the stream's pages, not the old
+ * file's.  Without the policy the old file stays whole, nothing is
+ * reclaimed, and the stream keeps only what fitted beside it.
+ */
+static uint64_t nowait_hits(pc_cache *c, const char *path, uint64_t pages,
+			    uint64_t *first)
+{
+	pc_file *f = tu_open_random(c, path, O_RDONLY);
+	uint64_t before = tu_vm(c, "pgfault_hit");
+
+	*first = UINT64_MAX;
+	for (uint64_t i = 0; i < pages; i++) {
+		pc_page *p;
+
+		if (pc_get_page(f, i, PC_GET_NOWAIT, &p) == 0) {
+			pc_put_page(p);
+			*first = pc_min(*first, i);
+		}
+	}
+	assert_int_equal(pc_close(f), 0);
+	return tu_vm(c, "pgfault_hit") - before;
+}
+
+static void stream_past_stale(const char *cfg)
+{
+	const char *old = tu_path("stale-old"), *path = tu_path("stale-stream");
+	const uint64_t old_pages = 2048, pages = 4 * 4096;	/* 16M budget */
+	unsigned char *buf = malloc(64 * KB);
+	uint64_t steal0, drop0, wake0, stall0, steal, dropped, kept, old_left;
+	uint64_t first, frames, refault0;
+	pc_cache *c;
+	pc_file *f;
+
+	assert_non_null(buf);
+	memset(buf, 0x5a, 64 * KB);
+	c = tu_cache(cfg);
+	frames = c->nodes[0].nr_frames;
+	/* The old file: written through the cache, fsynced, closed. */
+	assert_int_equal(pc_open(c, old, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	for (uint64_t i = 0; i < old_pages; i++)
+		assert_int_equal(pc_pwrite(f, buf, PG, (off_t)(i * PG)), PG);
+	assert_int_equal(pc_fsync(f), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(tu_vm(c, "nr_file_pages"), old_pages);
+	tu_make_sparse(path, pages * PG);
+	f = tu_open_ro(c, path);
+	/* A fast device (holes measure nothing; the old file's writeback
+	 * measured the disk's write bandwidth, which may be anything). */
+	atomic_store(&f->mapping->bdi->read_bw, 1ull << 30);
+	atomic_store(&f->mapping->bdi->write_bw, 1ull << 30);
+	steal0 = tu_vm(c, "pgsteal_kswapd") + tu_vm(c, "pgsteal_direct");
+	drop0 = tu_vm(c, "dropbehind");
+	wake0 = tu_vm(c, "kswapd_wakeup");
+	stall0 = tu_vm(c, "allocstall");
+	for (uint64_t off = 0; off < pages * PG; off += 64 * KB)
+		assert_int_equal(pc_pread(f, buf, 64 * KB, (off_t)off), 64 * KB);
+	assert_int_equal(pc_close(f), 0);
+	steal = tu_vm(c, "pgsteal_kswapd") + tu_vm(c, "pgsteal_direct") - steal0;
+	dropped = tu_vm(c, "dropbehind") - drop0;
+	old_left = nowait_hits(c, old, old_pages, &first);
+	kept = nowait_hits(c, path, pages, &first);
+	printf("  %s: old file %llu of %llu pages left, reclaimed %llu; stream "
+	       "kept %llu of %llu frames (from page %llu), dropped behind %llu\n",
+	       cfg, (unsigned long long)old_left, (unsigned long long)old_pages,
+	       (unsigned long long)steal, (unsigned long long)kept,
+	       (unsigned long long)frames, (unsigned long long)first,
+	       (unsigned long long)dropped);
+	/* The old file went, every page of it, to reclaim (shadows left)... */
+	assert_int_equal(old_left, 0);
+	assert_int_equal(steal, old_pages);
+	/* ...done by the stream itself, at the pace it read: kswapd was
+	 * never woken and no allocation waited. */
+	assert_int_equal(tu_vm(c, "kswapd_wakeup") - wake0, 0);
+	assert_int_equal(tu_vm(c, "allocstall") - stall0, 0);
+	/* Then it dropped behind as before. */
+	assert_true(dropped >= pages - frames);
+	/* It holds the cache: its first pages, read while the old file's
+	 * went (all but the use-once floor, at most an eighth, and a batch). */
+	assert_int_equal(first, 0);
+	assert_true(kept >= frames - frames / 8 - PC_DROP_BATCH);
+	/* Evicted as reclaim evicts, with shadows: read again, they refault. */
+	refault0 = tu_vm(c, "workingset_refault_file");
+	f = tu_open_random(c, old, O_RDONLY);
+	for (uint64_t i = 0; i < 16; i++)
+		assert_int_equal(pc_pread(f, buf, PG, (off_t)(i * PG)), PG);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(tu_vm(c, "workingset_refault_file") - refault0, 16);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	unlink(old);
+	unlink(path);
+	free(buf);
+}
+
+static void test_stream_evicts_stale(void **state)
+{
+	(void)state;
+	/* Direct reclaim alone (one thread: every step in order) ... */
+	stream_past_stale("memory=16M nodes=1 reclaim.kswapd=off");
+	/* ... and with kswapd doing it, as in the lab. */
+	stream_past_stale("memory=16M nodes=1");
 }
 
 /* ------------------------------------------------------------------ */
@@ -268,6 +385,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_floor),
 		cmocka_unit_test(test_stream_nodes),
+		cmocka_unit_test(test_stream_evicts_stale),
 		cmocka_unit_test(test_use_once_touched_kept),
 		cmocka_unit_test(test_scan_resistance),
 	};
