@@ -66,11 +66,12 @@
  * once, as pages read with memory to spare are).  One for one, so free
  * frames stay where drop-behind holds them and kswapd is not woken.  Once
  * the tail is the stream's own pages (accessed) or anyone's wanted ones,
- * batches are dropped as before.  The stream keeps what it read while
- * stale pages went: the first part of a stream longer than the cache,
- * where the kernel keeps the last - the same share of the file for a
- * random reader after it.  The hot set (referenced, active or
- * workingset) is never traded (hotcold).
+ * batches are dropped as before, and the tail is looked at again only
+ * every STALE_LOOK_EVERY batches (f->drop_skip, under f->ra_lock).  The
+ * stream keeps what it read while stale pages went: the first part of a
+ * stream longer than the cache, where the kernel keeps the last - the
+ * same share of the file for a random reader after it.  The hot set
+ * (referenced, active or workingset) is never traded (hotcold).
  *
  * Locks: f->ra_lock (no other held when it is taken; no page lock holder
  * takes it) → page locks (trylock; at close, sleeping) → tree lock → lru
@@ -279,6 +280,14 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 
 static bool drop_now(struct pc_file *f, struct pc_page *p);
 
+/*
+ * A look at the tail finds no stale page: the next is STALE_LOOK_EVERY
+ * batches (a MiB of stream) later, so a stream that drops behind takes
+ * the lru lock for it once in eight batches, not once a batch (readonce's
+ * streams share that lock with their own drops).
+ */
+#define STALE_LOOK_EVERY 8
+
 /* Is @q one of the pages in f's drop batch? */
 static bool in_batch(struct pc_file *f, struct pc_page *q)
 {
@@ -344,12 +353,15 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 	unsigned nc = 0, keep = 0;
 
 	if (f->nr_drop && c->cfg.stickiness == PC_STICKY_AUTO &&
-	    advice(f) != POSIX_FADV_NOREUSE && drop_now(f, f->drop[0])) {
+	    advice(f) != POSIX_FADV_NOREUSE && drop_now(f, f->drop[0]) &&
+	    (f->drop_skip == 0 || --f->drop_skip == 0)) {
 		struct pc_node *n = page_node(c, f->drop[0]);
 		unsigned stale = stale_tail(f, n);
 
 		if (stale)
 			keep = (unsigned)pc__reclaim_tail(c, n, stale);
+		else	/* none: look again in STALE_LOOK_EVERY batches */
+			f->drop_skip = STALE_LOOK_EVERY;
 	}
 	for (unsigned i = 0; i < f->nr_drop; i++) {
 		struct pc_page *p = f->drop[i];

@@ -159,6 +159,8 @@ struct pc_file {
 	struct pc_page *drop[PC_DROP_BATCH];	/* use-once pages to drop */
 	uint64_t drop_index[PC_DROP_BATCH];	/* their indices (unpinned) */
 	unsigned nr_drop;
+	unsigned drop_skip;		/* batches before the next look for
+					   stale pages (dropbehind.c) */
 	_Atomic int ra_stream;		/* 0: not reading sequentially; k > 0:
 					   owns mapping->stream_pos[k - 1];
 					   -1: no slot was free.  ra_lock */
