@@ -133,6 +133,23 @@ int pc_cache_destroy(pc_cache *c);
 int pc_cache_attach(pc_cache **out, const char *name);
 
 /*
+ * pc_cache_spawn - start a cache process for the shared cache @config
+ * describes (it must say shared=on and name=NAME): a daemon, forked from
+ * this process (twice: no child of it, a session of its own, stdio on
+ * /dev/null, none of this process's descriptors), that creates the cache,
+ * runs its threads (kswapd, the flushers, the watch on the processes
+ * attached) and destroys it - everything written back, the name removed -
+ * once no process has been attached for a second (ten before the first
+ * came).  So the cache lives while any process uses it, whichever ends
+ * first.  Join it with pc_cache_attach(NAME).  Returns 0 once the cache
+ * is made; -EEXIST (a cache of that name exists: join it); -EINVAL (NULL,
+ * not shared, no name, or a bad configuration); or pc_cache_create's
+ * error.  Best called before this process starts threads of its own: the
+ * daemon is a fork of it.
+ */
+int pc_cache_spawn(const char *config);
+
+/*
  * pc_cache_broken - a process died holding one of the shared cache @c's
  * locks, so what that lock guarded may be half-updated: its users should
  * write back what they can (pc_cache_sync), close their files and go on

@@ -20,6 +20,14 @@ echo "== the shared library exports only pc_* (no pc__ internals)"
 if nm -D --defined-only "$tmp/prefix/lib/libpagecache.so" | awk '{print $3}' | grep -q '^pc__'; then
 	echo "internal symbols exported"; exit 1
 fi
+echo "== the shared library exports every function pagecache.h declares"
+exported=$(nm -D --defined-only "$tmp/prefix/lib/libpagecache.so" | awk '{print $3}' | sed 's/@.*//')
+missing=0
+for fn in $(grep -oE '^[a-z_ ]+[ *]pc_[a-z_0-9]+\(' "$top/include/pagecache.h" |
+	    grep -oE 'pc_[a-z_0-9]+' | sort -u); do
+	grep -qx "$fn" <<<"$exported" || { echo "pagecache.h declares $fn: not exported"; missing=1; }
+done
+[ "$missing" -eq 0 ] || exit 1
 echo "== static"
 cc -std=c11 -Wall -Wextra -Werror -o "$tmp/demo-static" "$top/tests/install_demo.c" \
 	$(pkg-config --cflags pagecache) "$tmp/prefix/lib/libpagecache.a" \

@@ -38,6 +38,10 @@
  *                    cache not broken, the page it held dirty
  *   truncate_holder_killed  a child killed inside a truncation (after the
  *                    disk's cut): no hang, and the cache says it is broken
+ *   spawn            pc_cache_spawn's cache process serves a named cache
+ *                    while anyone uses it: the caller leaves, a child it
+ *                    forked is killed, and its data still reaches the
+ *                    disk when the cache process ends the cache
  *   detach           a child's pc_cache_destroy leaves the cache working;
  *                    pc_cache_processes counts who is attached
  *   attach_exec      a program exec'd joins a named cache by its name
@@ -752,6 +756,79 @@ static void test_truncate_holder_killed(void **state)
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * pc_cache_spawn: a cache process of its own serves the named cache.  The
+ * caller joins it, a child writes a file only it opened and is killed;
+ * the caller leaves before the child dies.  The cache process outlives
+ * both, reaps the child, and when no one is left writes everything back
+ * and removes the name.  Bad calls are refused.
+ */
+static void test_spawn(void **state)
+{
+#ifdef PC_TSAN
+	skip();		/* the cache process starts threads (see the top) */
+#endif
+	const char *path = tu_path("spawned");
+	uint64_t seed = tu_seed("shared spawn");
+	size_t bytes = 5 * PG + 77;
+	unsigned char *want = malloc(bytes), *got = malloc(bytes + 1);
+	char name[64], cfg[128], shm[128];
+	int status, ready[2], fd;
+	pc_cache *c;
+	pid_t pid;
+	char b;
+
+	(void)state;
+	assert_non_null(want);
+	assert_non_null(got);
+	tu_pattern(want, bytes, seed, 0);
+	snprintf(name, sizeof(name), "spawn-%d", (int)getpid());
+	snprintf(shm, sizeof(shm), "/dev/shm/pagecache-%s", name);
+	snprintf(cfg, sizeof(cfg), "shared=on memory=4M name=%s", name);
+	assert_int_equal(pc_cache_spawn(NULL), -EINVAL);
+	assert_int_equal(pc_cache_spawn("shared=on memory=4M"), -EINVAL);
+	assert_int_equal(pc_cache_spawn("memory=4M name=x"), -EINVAL);
+	assert_int_equal(pc_cache_spawn(cfg), 0);
+	assert_int_equal(pc_cache_spawn(cfg), -EEXIST);
+	assert_int_equal(pc_cache_attach(&c, name), 0);
+	assert_int_equal(pc_cache_processes(c), 2);	/* it and us */
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_file *f;
+
+		if (pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f))
+			_exit(2);
+		if (pc_pwrite(f, want, bytes, 0) != (ssize_t)bytes)
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		pause();	/* killed here, nothing written back */
+		_exit(5);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(pc_cache_destroy(c), 0);	/* we only leave */
+	assert_int_equal(access(shm, F_OK), 0);		/* it serves on */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	while (access(shm, F_OK) == 0)	/* until its cache process ends it */
+		tu_sleep_us(10000);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, got, bytes + 1, 0), (ssize_t)bytes);
+	close(fd);
+	assert_memory_equal(got, want, bytes);
+	assert_int_equal(pc_cache_attach(&c, name), -ENOENT);
+	close(ready[0]);
+	free(want);
+	free(got);
+}
+
+/* ------------------------------------------------------------------ */
+
 static void detach_child(unsigned i, void *arg)
 {
 	pc_cache *c = arg;
@@ -936,6 +1013,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lock_holder_killed),
 		cmocka_unit_test(test_locks_holder_killed),
 		cmocka_unit_test(test_truncate_holder_killed),
+		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_refused),

@@ -17,12 +17,11 @@
  * that name instead; the library's region /dev/shm/pagecache-u<UID>-NAME),
  * so that
  * programs started separately are coherent as under the kernel.  The
- * first invocation makes it: it starts the cache process, a daemon
- * (double fork, its own session, every descriptor closed, stdio on
- * /dev/null) that creates the cache (shared=on name=...) with the
- * invocation's configuration, runs its threads, and, once no process has
- * been attached for IDLE_MS (or none came within FIRST_MS), destroys it:
- * everything written back, the name removed.  Later invocations join it
+ first invocation makes it: it starts the cache process
+ * (pc_cache_spawn, src/home.c: a daemon that creates the cache, shared=on
+ * name=..., with the invocation's configuration, runs its threads, and
+ * once no process has been attached for a second destroys it: everything
+ * written back, the name removed).  Later invocations join it
  * as it is, but a larger --memory grows it (to memory.max: 4G at least
  * unless set).  The program's shim
  * joins by PAGECACHE_CACHE (pc_cache_attach).  --private gives each
@@ -57,9 +56,6 @@
 #define EXIT_NO_SHIM 125
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
-#define IDLE_MS 1000		/* the cache process outlives its last user */
-#define FIRST_MS 10000		/* ... and waits this long for a first */
-#define POLL_MS 20
 #define GROW_MAX (4ull << 30)	/* a made cache may grow to this at least */
 
 int pc_exec_main(int argc, char **argv);
@@ -248,106 +244,6 @@ static int parse(int argc, char **argv, struct opts *o)
 	return i;
 }
 
-/* ------------------------------------------------------------------ */
-/* The cache process.                                                   */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/*
- * The daemon: make the cache (its result on @ready), then serve it until
- * no process has used it for IDLE_MS, and destroy it.  Never returns.
- */
-static void cache_process(const char *cfg, int ready)
-{
-	uint64_t idle_since, wait_ms = FIRST_MS, seen = 0, attaches;
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-	pc_cache *c;
-	int r, null = open("/dev/null", O_RDWR);
-
-	/* Nothing of the program's: a pipe it holds would never end. */
-	for (int fd = 0; fd < 3; fd++)
-		if (null >= 0 && null != fd)
-			dup2(null, fd);
-	if (null > 2)
-		close(null);
-	closefrom(ready + 1);	/* @ready is 3 (cache_start) */
-	sigaction(SIGHUP, &ign, NULL);
-	sigaction(SIGINT, &ign, NULL);
-	sigaction(SIGPIPE, &ign, NULL);
-	r = pc_cache_create(&c, cfg);
-	if (write(ready, &r, sizeof(r)) != sizeof(r) || r)
-		_exit(r ? 1 : 0);
-	if (pc_vmstat(c, "shared_attaches", &seen))
-		seen = 0;
-	close(ready);
-	idle_since = now_ms();
-	for (;;) {
-		struct timespec ts = { 0, POLL_MS * 1000000L };
-
-		nanosleep(&ts, NULL);
-		/* Someone came and went between two looks (an invocation
-		 * that checked the cache is there, then execs) counts too. */
-		if (pc_vmstat(c, "shared_attaches", &attaches))
-			attaches = seen;
-		if (pc_cache_processes(c) > 1 || attaches != seen) {
-			seen = attaches;	/* (processes reaps the dead) */
-			wait_ms = IDLE_MS;
-			idle_since = now_ms();
-		} else if (now_ms() - idle_since >= wait_ms) {
-			break;
-		}
-	}
-	pc_cache_destroy(c);	/* the name goes first: no new joins */
-	_exit(0);
-}
-
-/*
- * Start the cache process for @cfg (which names the cache): 0 when it
- * made the cache, -EEXIST when another invocation was first, else the
- * error (said on stderr).
- */
-static int cache_start(const char *cfg)
-{
-	int p[2], r = -EIO, status;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(p[0]);
-		close(p[1]);
-		return r;
-	}
-	if (pid == 0) {		/* a session of its own, then the daemon */
-		close(p[0]);
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		if (p[1] != 3) {	/* the one descriptor it keeps: 3 */
-			dup2(p[1], 3);
-			close(p[1]);
-		}
-		fcntl(3, F_SETFD, FD_CLOEXEC);
-		cache_process(cfg, 3);
-	}
-	close(p[1]);
-	waitpid(pid, &status, 0);
-	if (read(p[0], &r, sizeof(r)) != sizeof(r))
-		r = -EIO;
-	close(p[0]);
-	return r;
-}
-
 /* SIZE as the configuration writes it (pc_config_check took it): bytes. */
 static uint64_t size_of(const char *v)
 {
@@ -436,7 +332,7 @@ static int cache_ensure(const char *name, const char *cfg, const char *memory,
 				 cfg ? cfg : "", cfg && *cfg ? " " : "", name,
 				 grow);
 		}
-		a = cache_start(full);
+		a = pc_cache_spawn(full);	/* the cache process */
 		if (a == 0) {
 			r = 0;
 			break;
