@@ -203,6 +203,8 @@ void shim_e_put(uintptr_t e)
 
 struct shim_ofd *shim_ofd_get(int fd)
 {
+	if (__builtin_expect(shim_cache_broke(), 0))
+		shim_cache_broken_now();	/* fd is the kernel's then */
 	for (;;) {
 		uintptr_t e = shim_fdt_get(fd);
 		struct shim_ofd *o;

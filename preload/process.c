@@ -8,10 +8,14 @@
  * a forked child goes on in it.  If the cache cannot be mapped at its
  * address here, the process must not run beside it: a message, and it
  * exits (status 125) before it touches a file.  If the cache is gone, a
- * message says so once and the process runs on the kernel alone.  Without
- * PAGECACHE_CACHE, a private cache per process, made at the first managed
- * open from PAGECACHE_CONFIG (pc_cache_create's syntax); if it cannot be
- * made, a message says so once and the process runs on the kernel alone.  Made, it registers the exit flush (atexit, and the .so's
+ * message says so once and the process runs on the kernel alone; so too
+ * when the cache breaks (a process died inside it): every call on a
+ * managed description looks (shim_cache_broke), and the first to see it
+ * hands every file to the kernel.  Without PAGECACHE_CACHE, a private
+ * cache per process, made at the first managed open from PAGECACHE_CONFIG
+ * (pc_cache_create's syntax); if it cannot be made, a message says so
+ * once and the process runs on the kernel alone.  Made, it registers the
+ * exit flush (atexit, and the .so's
  * destructor in case exit() skipped it) and, once per process tree, the
  * fork handlers - after the library registered its own in
  * pc_cache_create, so ours run first in the parent (prepare handlers run
@@ -466,7 +470,21 @@ pc_cache *shim_cache_broken_locked(void)
 		REAL(write)(2, msg, sizeof(msg) - 1);
 		shim_handoff_all_locked(true);
 	}
+	atomic_store(&shim_broken_done, true);
 	return NULL;
+}
+
+_Atomic bool shim_broken_done;
+
+void shim_cache_broken_now(void)
+{
+	int saved = errno;
+
+	if (shim_internal || pthread_mutex_trylock(&shim_files_lock))
+		return;
+	(void)shim_cache_broken_locked();
+	pthread_mutex_unlock(&shim_files_lock);
+	errno = saved;
 }
 
 void shim_leave_cache(void)

@@ -337,6 +337,23 @@ void shim_leave_cache(void);
  * as it can be), caching stopped.  files_lock held; returns NULL.
  */
 pc_cache *shim_cache_broken_locked(void);
+/*
+ * At every call on a managed description (shim_ofd_get): has the shared
+ * cache broken since?  Then the process hands its files to the kernel
+ * now, not at its next open (shim_cache_broken_now: skipped when another
+ * thread, or this one, holds files_lock - the next call sees it again).
+ */
+extern _Atomic bool shim_broken_done;
+void shim_cache_broken_now(void);
+static inline bool shim_cache_broke(void)
+{
+	pc_cache *c;
+
+	if (atomic_load_explicit(&shim_broken_done, memory_order_relaxed))
+		return false;
+	c = atomic_load_explicit(&shim_cache, memory_order_relaxed);
+	return c && pc_cache_broken(c);
+}
 
 /* ------------------------------------------------------------------ */
 /* open.c */

@@ -240,6 +240,9 @@ struct pc_cache {
 					   processes map (share.c) */
 	struct pc_share *share;		/* shared: the processes' common
 					   state (share.c); NULL: private */
+	_Atomic int *broken;		/* shared: the region's broken flag
+					   (read-only; the same address in
+					   every process); NULL: private */
 	struct pc_local local;		/* private: this process's part */
 	bool io_fallback;		/* read-only: io=uring, none at create */
 	struct pc_pagewait wait;

@@ -450,7 +450,9 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m)
 
 PC_EXPORT bool pc_cache_broken(pc_cache *c)
 {
-	return c && c->shared && pc__shm_broken(pc__local_shared(c)->shm);
+	/* A load: the shim asks at every call on a file it manages. */
+	return c && c->broken && atomic_load_explicit(c->broken,
+						      memory_order_relaxed);
 }
 
 uint64_t pc__share_attaches(struct pc_cache *c)
@@ -969,6 +971,7 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 	c->share = s;
 	c->cfg = *cfg;
 	c->id = random_id() | 1ull << 63;	/* unique in every process */
+	c->broken = pc__shm_broken_flag(shm);
 	e->l.home = true;
 	pc__lock_init_shared(&s->lock, PC_RANK_SHARE,
 			     pc__shm_broken_flag(shm));

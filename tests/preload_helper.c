@@ -12,6 +12,9 @@
  *                                  (credentials "change"), then read it:
  *                                  what it wrote is on the disk, and no
  *                                  shared region is mapped any more
+ *   preload_helper broken FILE     write; wait for FILE.go while the test
+ *                                  breaks the shared cache; write and read
+ *                                  on the same fd (the kernel's by then)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,10 +198,49 @@ static int creds(const char *path)
 	return 0;
 }
 
+/*
+ * Write, then wait (FILE.ready made, until FILE.go exists) while the test
+ * may break the shared cache, then write and read on the same descriptor:
+ * the shim must go on through the kernel at that call, with what it had
+ * written first on the disk.
+ */
+static int broken(const char *path)
+{
+	char buf[64] = { 0 }, mark[4200];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), m, disk;
+
+	if (fd < 0)
+		return fail("open");
+	if (write(fd, "before\n", 7) != 7)
+		return fail("write");
+	snprintf(mark, sizeof(mark), "%s.ready", path);
+	m = open(mark, O_WRONLY | O_CREAT, 0644);
+	if (m < 0)
+		return fail("ready");
+	close(m);
+	snprintf(mark, sizeof(mark), "%s.go", path);
+	while (access(mark, F_OK) != 0)
+		usleep(10000);
+	if (write(fd, "after\n", 6) != 6)
+		return fail("write after");
+	if (pread(fd, buf, sizeof(buf) - 1, 0) != 13)
+		return fail("pread");
+	printf("read back: %s", buf);
+	disk = open(path, O_RDONLY | O_DIRECT);
+	if (disk >= 0) {
+		static char al[4096] __attribute__((aligned(4096)));
+
+		printf("on the disk: %zd\n", pread(disk, al, sizeof(al), 0));
+		close(disk);
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: preload_helper mmap|fork|fdlimit|cat FILE\n");
+		fprintf(stderr, "usage: preload_helper mmap|fork|fdlimit|cat|creds|broken FILE\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -212,6 +254,8 @@ int main(int argc, char **argv)
 		return creds(argv[2]);
 	if (!strcmp(argv[1], "cat"))
 		return cat(argv[2]);
+	if (!strcmp(argv[1], "broken"))
+		return broken(argv[2]);
 	fprintf(stderr, "preload_helper: unknown mode %s\n", argv[1]);
 	return 2;
 }

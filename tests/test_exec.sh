@@ -139,6 +139,27 @@ for mode in mmap fork fdlimit creds; do
 	fi
 done
 
+# The shared cache breaks while the helper has a file open: its next call
+# goes through the kernel, said once on stderr, nothing lost.
+broken_run() {	# NAME, then the command prefix (none: plain)
+	local name=$1 pid; shift
+	rm -f "$name.ready" "$name.go"
+	"$@" "$helper" broken "$name" > "$name.out" 2> "$name.err" & pid=$!
+	while [ ! -e "$name.ready" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+	[ $# -gt 0 ] && "$build/tests/test_shared" --break "u$(id -u)-texec-$$"
+	touch "$name.go"
+	wait "$pid"
+}
+broken_run h.broken.plain
+broken_run h.broken.pc pcx --
+sed -i "s/h\.broken\.pc/h.broken.plain/g" h.broken.pc.out
+if cmp -s h.broken.plain.out h.broken.pc.out &&
+   [ "$(grep -c 'shared cache is broken' h.broken.pc.err)" = 1 ]; then
+	ok "helper broken: the cache breaks mid-run, the kernel goes on"
+else
+	bad "helper broken"; diff h.broken.plain.out h.broken.pc.out | head; cat h.broken.pc.err
+fi
+
 # ---------------------------------------------------------------- 4. fio
 fio_run() {	# NAME, BYTES WRITTEN AT LEAST, fio options...: verified writes
 	local name=$1 wrote=$2; shift 2

@@ -1020,6 +1020,16 @@ int main(int argc, char **argv)
 	};
 	ssize_t n;
 
+	if (argc == 3 && !strcmp(argv[1], "--break")) {
+		/* For test_exec.sh: the cache named argv[2] broken, as a
+		 * process's death inside one of its locks would leave it. */
+		pc_cache *c;
+
+		if (pc_cache_attach(&c, argv[2]))
+			return 1;
+		atomic_store(c->broken, 1);
+		return pc_cache_destroy(c) ? 1 : 0;
+	}
 	if (argc >= 4 && strncmp(argv[1], "--", 2) == 0)
 		return exec_child(argc, argv);
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
