@@ -26,8 +26,11 @@
  * held would never reach its end - and ignores SIGHUP, SIGINT and
  * SIGPIPE.  It is a fork of the caller: it sees the caller's memory as
  * it was (copy-on-write, never written) and runs only this file's code.
- * Its destroy writes everything back and removes the name before the
- * region goes, so a later spawn of the same name makes a new cache.
+ * When it is idle it writes everything back, then destroys the cache (the
+ * name goes first, then the region), so once the name is gone what the
+ * cache held is on the disk - unless a process joined at that moment,
+ * whose data destroy writes back after - and a later spawn of the same
+ * name makes a new cache.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,7 +100,10 @@ static void __attribute__((noreturn)) cache_process(const char *cfg)
 			break;
 		}
 	}
-	pc_cache_destroy(c);	/* the name goes first: no new joins */
+	/* Everything on the disk before the name goes (destroy removes it
+	 * first, then waits for latecomers and writes back what they left). */
+	(void)pc_cache_sync(c);
+	pc_cache_destroy(c);
 	_exit(0);
 }
 

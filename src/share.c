@@ -1076,8 +1076,8 @@ void pc__share_wait_others(struct pc_cache *c)
 {
 	bool said = false;
 
-	if (c->cfg.name[0])
-		pc__shm_unlink(c->cfg.name);
+	if (c->cfg.name[0])	/* unless a new cache has the name now */
+		(void)pc__shm_unlink_own(pc__local_shared(c)->shm);
 	atomic_store(&c->share->closing, true);
 	while (procs_others(c)) {
 		if (!said)

@@ -450,6 +450,24 @@ int pc__shm_unlink(const char *name)
 	return shm_unlink(path) < 0 ? -errno : 0;
 }
 
+int pc__shm_unlink_own(struct pc_shm *s)
+{
+	char path[NAME_MAX + 32];
+	struct stat here, there;
+	int fd = pc__shm_fd(s);
+
+	if (!s->name[0])
+		return 0;
+	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", s->name);
+	if (fd < 0 || fstat(fd, &here) != 0)
+		return -EBADF;
+	if (stat(path, &there) != 0)
+		return -errno;	/* gone already */
+	if (here.st_dev != there.st_dev || here.st_ino != there.st_ino)
+		return -ESTALE;	/* a newer region's now: not ours to remove */
+	return pc__shm_unlink(s->name);
+}
+
 void *pc__shm_base(const struct pc_shm *s)
 {
 	return (void *)(uintptr_t)s->addr;

@@ -52,6 +52,12 @@ int pc__shm_attach(struct pc_shm **out, const char *name);
 void pc__shm_detach(struct pc_shm *s);
 /* Remove @name (the region lives on while mapped).  0 or -errno. */
 int pc__shm_unlink(const char *name);
+/*
+ * Remove @s's name if it still names @s: a region whose name was taken
+ * from it (its users gave it up as broken, and made a new one under the
+ * name) leaves the new one's alone (-ESTALE).  0 or -errno.
+ */
+int pc__shm_unlink_own(struct pc_shm *s);
 
 /* This process's descriptor of the region (close-on-exec): to pass on. */
 int pc__shm_fd(const struct pc_shm *s);

@@ -146,12 +146,12 @@ broken_run() {	# NAME, then the command prefix (none: plain)
 	rm -f "$name.ready" "$name.go"
 	"$@" "$helper" broken "$name" > "$name.out" 2> "$name.err" & pid=$!
 	while [ ! -e "$name.ready" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
-	[ $# -gt 0 ] && "$build/tests/test_shared" --break "u$(id -u)-texec-$$"
+	[ $# -gt 0 ] && "$build/tests/test_shared" --break "u$(id -u)-texec-broken-$$"
 	touch "$name.go"
 	wait "$pid"
 }
 broken_run h.broken.plain
-broken_run h.broken.pc pcx --
+broken_run h.broken.pc "$bin" exec --memory 4M --cache "texec-broken-$$" --
 sed -i "s/h\.broken\.pc/h.broken.plain/g" h.broken.pc.out
 if cmp -s h.broken.plain.out h.broken.pc.out &&
    [ "$(grep -c 'shared cache is broken' h.broken.pc.err)" = 1 ]; then

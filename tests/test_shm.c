@@ -16,6 +16,7 @@
  *   - a process killed inside the allocator's lock hangs no one: the next
  *     one takes the lock, and the region stays sound; a lock made with the
  *     region's broken flag records the death;
+ *   - a region whose name a newer region took removes only its own name;
  *   - 3 processes x 2 threads allocate and free objects of random sizes:
  *     no object is handed to two owners (each is signed by its owner and
  *     checked before it is freed).
@@ -455,6 +456,30 @@ static void test_stress(void **state)
 	pc__shm_detach(s);
 }
 
+/*
+ * A region whose name was taken from it (given up, a new region made
+ * under the name) removes only its own name: the new one's stays.
+ */
+static void test_unlink_own(void **state)
+{
+	struct pc_shm *old, *young;
+	char name[64], path[128];
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-own-%d", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
+	assert_int_equal(pc__shm_create(&old, name, 4 * MIB), 0);
+	assert_int_equal(pc__shm_unlink(name), 0);	/* given up */
+	assert_int_equal(pc__shm_create(&young, name, 4 * MIB), 0);
+	assert_int_equal(pc__shm_unlink_own(old), -ESTALE);
+	assert_int_equal(access(path, F_OK), 0);	/* the young one's */
+	assert_int_equal(pc__shm_unlink_own(young), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(pc__shm_unlink_own(young), -ENOENT);
+	pc__shm_detach(old);
+	pc__shm_detach(young);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +488,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_attach_refusals),
 		cmocka_unit_test(test_holder_killed),
 		cmocka_unit_test(test_stress),
+		cmocka_unit_test(test_unlink_own),
 	};
 	ssize_t n;
 
