@@ -337,7 +337,12 @@ for e, key, unit in (("pagecache", "pgpgin", 1024), ("kernel", "io.read_bytes", 
         continue
     warm, meas = r["warmup"]["vmstat"].get(key), r["vmstat"].get(key)
     want = d["params"]["file_size"] // unit
-    say(warm is not None and warm >= want and meas == 0,
+    # The kernel's cgroup charges the process's own memory too, and may
+    # reclaim a few of the file's pages while it runs (44 KiB of 4 MiB
+    # were read again once, on a loaded machine): a sixteenth at most.
+    # pagecache's budget holds the file whole: nothing is read.
+    most = 0 if e == "pagecache" else want // 16
+    say(warm is not None and warm >= want and meas is not None and meas <= most,
         "cached-read-T1 on %s: %s %s in the warm-up (the file: %d), %s measured" %
         (e, key, warm, want, meas))
 sys.exit(bad)
