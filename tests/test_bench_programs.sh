@@ -12,7 +12,8 @@
 #      have; the cache was used
 #      (exec's counters: managed opens, pages read or dirtied); the kernel
 #      engines' cgroup limit is the program's peak RSS under pagecache
-#      (the fair budget), both in the kernel's "fair_budget"; direct runs fio
+#      less the files it maps (file-rss-MiB: binary, libraries; the fair
+#      budget), both in the kernel's "fair_budget"; direct runs fio
 #      (direct=1) and is n/a for the others (the list's engines say which),
 #      dontcache n/a for all;
 #      pagecache's samples (the live counters its processes publish,
@@ -138,14 +139,18 @@ for wl, (headline, served) in listed.items():
     say(len(sm["t"]) > 0 and len(pages) == len(sm["t"]) and max(pages + [0]) > 0,
         "%s: pagecache's samples have page counts (%d samples, most inactive+active %d)" %
         (wl, len(sm["t"]), max(pages + [0])))
-    peak = int(pc["reps"][0]["metrics"]["peak-rss-MiB"] * (1 << 20))
+    pm = pc["reps"][0]["metrics"]
+    files = pm.get("file-rss-MiB", 0)
+    peak = int((pm["peak-rss-MiB"] - files) * (1 << 20))
     par = k.get("fair_budget", {})
-    fair = (abs(par.get("pagecache_peak_rss", 0) - peak) <= 1 and
+    fair = ("file-rss-MiB" in pm and 0 < files < pm["peak-rss-MiB"] and
+            abs(par.get("pagecache_peak_rss", 0) - peak) <= 1 and
             abs(par.get("memcg_limit", 0) - peak) <= 4096 and
             "memcg.v" in k["config"] and len(k["reps"][0]["samples"]["t"]) > 0)
     say(fair or not k["constrained"],
-        "%s: kernel's cgroup limit %s = pagecache's peak RSS %d (%s)" %
-        (wl, par.get("memcg_limit"), peak, k["config"]))
+        "%s: kernel's cgroup limit %s = pagecache's peak RSS less its mapped "
+        "files (%.1f MiB) %d (%s)" %
+        (wl, par.get("memcg_limit"), files, peak, k["config"]))
     for e in ("dontcache", "direct"):
         d = load(wl, e)
         if e in served:         # fio's direct=1

@@ -327,6 +327,8 @@ struct pcb_prog {
 	bool stopped;			/* it was sent SIGINT */
 	double secs;			/* wall time, fork to exit */
 	uint64_t maxrss;		/* bytes */
+	uint64_t file_rss;		/* bytes: the largest RssFile seen in
+					   a process of its tree */
 };
 
 /*
@@ -439,6 +441,10 @@ bool pcb_vm(const struct pcb_run *r, const char *name, double *v);
  * rep's "phases"[@name] and returned (owned by the rep); takes @before.
  */
 json_t *pcb_counters(struct pcb_run *r);
+/* @root and its live descendants (at most @max of them, PCB_TREE_MAX is
+ * /proc's bound) into @out; how many.  The main thread's only. */
+#define PCB_TREE_MAX 4096
+int pcb_tree_pids(pid_t root, pid_t *out, int max);
 json_t *pcb_phase_end(struct pcb_run *r, const char *name, json_t *before);
 /* A counter of a snapshot or a delta; 0 when absent. */
 double pcb_count(json_t *counters, const char *name);

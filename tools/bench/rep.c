@@ -312,25 +312,21 @@ static void add_proc_io(json_t *o, const char *path)
 	fclose(f);
 }
 
-#define MAX_PROCS	4096
-
 /*
- * @root and every live descendant of it (a program's process tree): their
- * device I/O added to @o.  Each one's /proc/PID/io counts the children it
- * has reaped, so nothing is counted twice or missed but a process that
- * exits between the two reads.  The main thread's only.
+ * @root and every live descendant of it (a program's process tree), into
+ * @out (at most @max); their number.  The main thread's only.
  */
-static void add_tree_io(json_t *o, pid_t root)
+int pcb_tree_pids(pid_t root, pid_t *out, int max)
 {
-	static pid_t pid[MAX_PROCS], ppid[MAX_PROCS];
-	static bool in[MAX_PROCS];
+	static pid_t pid[PCB_TREE_MAX], ppid[PCB_TREE_MAX];
+	static bool in[PCB_TREE_MAX];
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	char path[64], buf[512];
-	int n = 0;
+	int n = 0, k = 0;
 	bool more = true;
 
-	while (d && (de = readdir(d)) && n < MAX_PROCS) {
+	while (d && (de = readdir(d)) && n < PCB_TREE_MAX) {
 		const char *end;
 		ssize_t len;
 		int fd;
@@ -362,11 +358,27 @@ static void add_tree_io(json_t *o, pid_t root)
 				if (in[j] && ppid[i] == pid[j])
 					in[i] = more = true;
 	}
-	for (int i = 0; i < n; i++)
-		if (in[i]) {
-			pcb_fmt(path, sizeof(path), "/proc/%d/io", (int)pid[i]);
-			add_proc_io(o, path);
-		}
+	for (int i = 0; i < n && k < max; i++)
+		if (in[i])
+			out[k++] = pid[i];
+	return k;
+}
+
+/*
+ * @root's tree: their device I/O added to @o.  Each one's /proc/PID/io
+ * counts the children it has reaped, so nothing is counted twice or
+ * missed but a process that exits between the two reads.
+ */
+static void add_tree_io(json_t *o, pid_t root)
+{
+	static pid_t pid[PCB_TREE_MAX];
+	char path[64];
+	int n = pcb_tree_pids(root, pid, PCB_TREE_MAX);
+
+	for (int i = 0; i < n; i++) {
+		pcb_fmt(path, sizeof(path), "/proc/%d/io", (int)pid[i]);
+		add_proc_io(o, path);
+	}
 }
 
 json_t *pcb_counters(struct pcb_run *r)
