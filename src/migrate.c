@@ -274,9 +274,8 @@ static void replace_locked(struct pc_cache *c, struct pc_mapping *m,
 
 	PC_ASSERT_HELD(&m->tree_lock);
 	atomic_fetch_or_explicit(&new->flags,
-				 (f & CARRY_FLAGS) | (1u << PG_locked),
+				 (f & CARRY_FLAGS) | pc__page_lock_flags(new),
 				 memory_order_relaxed);
-	atomic_store_explicit(&new->lock_pid, pc__pid, memory_order_relaxed);
 	atomic_store_explicit(&new->index, index, memory_order_relaxed);
 	atomic_store_explicit(&new->mapping, m, memory_order_release);
 	atomic_store_explicit(&new->last_node, target, memory_order_relaxed);

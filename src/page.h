@@ -28,6 +28,11 @@
  *   (pc__page_release: off the LRU if on it, then back to the free list).
  *
  *   flags     atomic bit set; PG_locked is a sleeping lock (pagewait.c).
+ *             Bits 16-31 (PG_OWNER_SHIFT): in a shared cache, who holds
+ *             PG_locked - 1 + the holder's slot in the cache's table of
+ *             processes (share.c), 0 for none - set by the one atomic
+ *             operation that takes the lock and cleared by the one that
+ *             lets it go, so a death leaves no lock without its owner.
  *   mapping,  written while the page is locked and frozen or new; read
  *   index     without a lock by speculative lookups, who re-check them.
  *   lru_prev, protected by the page's node lru lock while PG_lru is set;
@@ -64,6 +69,11 @@ enum pc_page_flag {
 	PG_nr_flags
 };
 
+/* The page lock's owner (shared caches): flags bits 16-31, see above. */
+#define PG_OWNER_SHIFT 16
+#define PG_OWNER_MASK (0xffffu << PG_OWNER_SHIFT)
+_Static_assert(PG_nr_flags <= PG_OWNER_SHIFT, "flags and owner overlap");
+
 #define PC_NO_PFN UINT32_MAX
 #define PC_REF_RETIRED (-1)	/* refcount of a retired frame */
 #define PC_IO_FIRST (1 << 30)	/* io_pid: the first page of a request */
@@ -85,10 +95,7 @@ struct pc_page {
 	 * page; 0: none.  Written by the submitter and its completion; a
 	 * dead process's are finished by the reaper (share.c). */
 	_Atomic int32_t io_pid;
-	/* Shared caches: the process that holds PG_locked (pagewait.h:
-	 * pc__lock_page and the rest), 0 once unlocked; a dead process's
-	 * locks are let go by the reaper (share.c). */
-	_Atomic int32_t lock_pid;
+	uint32_t spare32;
 	uint64_t spare;
 } __attribute__((aligned(64)));
 
@@ -121,6 +128,15 @@ static inline bool page_test_clear(struct pc_page *p, int bit)
 {
 	return atomic_fetch_and_explicit(&p->flags, ~(1u << bit),
 					 memory_order_acq_rel) & (1u << bit);
+}
+
+/* Who holds @p's page lock in a shared cache (see flags), or 0. */
+static inline uint32_t page_lock_owner(const struct pc_page *p)
+{
+	uint32_t f = atomic_load_explicit(&((struct pc_page *)p)->flags,
+					  memory_order_acquire);
+
+	return f & (1u << PG_locked) ? f >> PG_OWNER_SHIFT : 0;
 }
 
 static inline struct pc_mapping *page_mapping(const struct pc_page *p)

@@ -10,9 +10,30 @@
  * pages in memory every process maps, shm.h): the queue locks are
  * process-shared and robust, the futexes are not FUTEX_PRIVATE, and the
  * waiters are records of a pool in that memory, not on stacks another
- * process cannot read.  Whoever takes a page lock writes its process in
- * the page (lock_pid, pc__pid; the unlock clears it), so that a dead
- * process's page locks can be let go for it (share.c).
+ * process cannot read.  A process's death is mended for it (share.c calls
+ * pc__pagewait_reap, then lets go the dead one's page locks), which asks
+ * three things of this file:
+ *   - the lock's owner is part of the acquisition.  The high half of the
+ *     flags word (page.h: PG_OWNER_SHIFT) holds 1 + the holder's slot in
+ *     the cache's table of processes, set by the compare-and-swap that
+ *     takes PG_locked (lock_take: trylock, lock, the waiter's re-check and
+ *     the waker's hand-off, which sets the waiter's owner, kept in its
+ *     record) and cleared by the fetch_and that lets it go.  So there is
+ *     no moment at which the lock is held and its owner unknown (the
+ *     window a robust futex list closes with list_op_pending), and no
+ *     stale owner of a dead releaser left on a lock another took since.
+ *     A process finds its owner id by the page's address (owners[],
+ *     pc__pagewait_owner); a private cache's pages have none and are
+ *     taken with a test-and-set as before;
+ *   - a waker tells its waiters DONE while it holds q->lock, together
+ *     with unlinking them: after that only futex wakes remain, and a waker
+ *     that dies before them leaves its waiters DONE, which the reaper
+ *     wakes again (a waker that dies holding q->lock is a robust mutex's
+ *     death: the cache is broken);
+ *   - a waiter's record carries its owner, so the reaper finds the dead
+ *     one's records, unlinks those still queued (before its page scan: no
+ *     lock is handed to the dead after it) and gives them back; and it
+ *     wakes the waiters a dead waker left with their bit clear.
  *
  *   struct pc_pagewait                     waiters, each on its own
  *   ┌──────────────────────────────┐       thread's stack
@@ -52,8 +73,8 @@
  *      with it off (the kernel before seed 001), always go on (waiters
  *      still keep PG_waiters up to date: it costs only their slow path);
  *   3. take q->lock (a lookup), walk the queue: waiters of this page and bit
- *      are unlinked to be woken.  For PG_locked the first exclusive waiter is
- *      handed the lock: the waker sets PG_locked for it (test-and-set: if a
+ *      are unlinked and told DONE.  For PG_locked the first exclusive waiter
+ *      is handed the lock: the waker sets PG_locked for it, as its owner (if a
  *      trylock barged in between step 1 and now, the waiter stays queued and
  *      PG_waiters stays set, so the barger's unlock comes back here).  Later
  *      exclusive waiters stay queued: no thundering herd.  Shared waiters of
@@ -63,8 +84,8 @@
  *      waiter of the page is either still queued (and the bit stays) or
  *      queues later (and sets it again).  This is the race of seed 001:
  *      never clear the bit while a waiter of the page may still be queued;
- *   5. drop q->lock, then store DONE in each unlinked waiter and FUTEX_WAKE
- *      it if it went to sleep.
+ *   5. drop q->lock, then FUTEX_WAKE each waiter that had gone to sleep
+ *      (the exchange to DONE in step 3 said so).
  *
  * No lost wake-up.  PG_waiters and the waited-for bit live in one atomic
  * word, so the waiter's "set PG_waiters, then re-read the bit" and the
@@ -83,7 +104,8 @@
  * Lifetime: a waiter lives on its thread's stack (a shared pagewait's, on
  * a record of its pool: see waiter_get); once it sees DONE it may return
  * and the stack or the record is reused.  The waker reads nothing of it after its
- * store of DONE except to pass its address to FUTEX_WAKE, which at worst
+ * store of DONE (its link to the next waiter is read before) except to pass
+ * its address to FUTEX_WAKE, which at worst
  * wakes an unrelated futex sleeper at that address spuriously (every futex
  * user tolerates that; glibc's mutexes rely on the same).  Waiters that
  * never went to sleep cost the waker no system call.
@@ -122,7 +144,104 @@ struct pc_waiter {
 	_Atomic uint32_t state;		/* W_*; the futex word */
 	struct pc_link link;		/* on q->waiters: q->lock */
 	_Atomic uint32_t next_free;	/* shared pool: the next free record + 1 */
+	/* Shared pool: the waiter's process (owner bits, page.h), set once
+	 * the record is taken, 0 on the free stack; the lock is handed to it
+	 * as this owner, and a dead process's records are found by it. */
+	_Atomic uint32_t owner;
 };
+
+/* ------------------------------------------------------------------ */
+/* Owners: this process's id in each shared cache it uses.            */
+
+/*
+ * Found by the page's address (the range of that cache's descriptors),
+ * since trylock and lock_new see only the page.  Written by share.c one
+ * change at a time (its local lock), read without a lock: an entry's
+ * range is set before lo is published, lo cleared first when it goes.
+ * Private caches' pages are in no entry: owner 0, and a process that
+ * uses only private caches looks at no entry (owners_hw 0).
+ */
+#define MAX_OWNERS 16
+
+static struct {
+	_Atomic uintptr_t lo;		/* first descriptor; 0: free entry */
+	_Atomic uintptr_t hi;
+	_Atomic uint32_t bits;		/* id << PG_OWNER_SHIFT */
+} owners[MAX_OWNERS];
+static _Atomic unsigned owners_hw;	/* entries ever used */
+
+void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id)
+{
+	uintptr_t lo = (uintptr_t)pages;
+	int at = -1;
+
+	PC_ASSERT(id <= PG_OWNER_MASK >> PG_OWNER_SHIFT);
+	for (unsigned i = 0; i < MAX_OWNERS; i++) {
+		uintptr_t l = atomic_load(&owners[i].lo);
+
+		if (l == lo) {
+			at = (int)i;
+			break;
+		}
+		if (!l && at < 0)
+			at = (int)i;
+	}
+	if (at < 0)
+		return;	/* more shared caches than share.c keeps */
+	if (!id) {
+		if (atomic_load(&owners[at].lo) == lo)
+			atomic_store(&owners[at].lo, 0);
+		return;
+	}
+	atomic_store(&owners[at].bits, id << PG_OWNER_SHIFT);
+	atomic_store(&owners[at].hi, (uintptr_t)(pages + n));
+	atomic_store(&owners[at].lo, lo);
+	if (atomic_load(&owners_hw) <= (unsigned)at)
+		atomic_store(&owners_hw, (unsigned)at + 1);
+}
+
+/* This process's owner bits for @p's lock: 0 in a private cache. */
+static uint32_t owner_bits(const struct pc_page *p)
+{
+	unsigned hw = atomic_load_explicit(&owners_hw, memory_order_relaxed);
+	uintptr_t a = (uintptr_t)p;
+
+	for (unsigned i = 0; i < hw; i++) {
+		uintptr_t lo = atomic_load_explicit(&owners[i].lo,
+						    memory_order_acquire);
+
+		if (lo && a >= lo &&
+		    a < atomic_load_explicit(&owners[i].hi,
+					     memory_order_relaxed))
+			return atomic_load_explicit(&owners[i].bits,
+						    memory_order_relaxed);
+	}
+	return 0;
+}
+
+/*
+ * Take PG_locked for @owner (bits) if it is free: the owner goes into the
+ * flags word by the same operation (a compare-and-swap), so there is no
+ * moment at which the lock is held and its owner unknown.  Without an
+ * owner, a test-and-set (a private cache; a shared one's page taken by a
+ * process not in its table).
+ */
+static bool lock_take(struct pc_page *p, uint32_t owner)
+{
+	uint32_t f;
+
+	if (!owner)
+		return !page_test_set(p, PG_locked);
+	f = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	do {
+		if (f & (1u << PG_locked))
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+			 &p->flags, &f,
+			 (f & ~PG_OWNER_MASK) | (1u << PG_locked) | owner,
+			 memory_order_acq_rel, memory_order_relaxed));
+	return true;
+}
 
 /* ------------------------------------------------------------------ */
 /* Waiter records: the waiter's stack, or the shared pool.             */
@@ -166,6 +285,7 @@ static void waiter_put(struct pc_pagewait *w, struct pc_waiter *x)
 
 	if (!w->pool)
 		return;
+	atomic_store_explicit(&x->owner, 0, memory_order_relaxed);
 	head = atomic_load_explicit(&w->pool_head, memory_order_relaxed);
 	do {
 		atomic_store_explicit(&x->next_free, (uint32_t)head,
@@ -243,14 +363,15 @@ static void waiter_sleep(struct pc_pagewait *w, struct pc_waiter *me)
 	}
 }
 
-/* The waiter was unlinked by the caller; after this it may be gone. */
-static void waiter_wake(struct pc_pagewait *w, struct pc_waiter *x)
+/*
+ * The futex wake of a waiter told DONE (under q->lock, see wake_page_bit);
+ * by then it may be gone: at worst a spurious wake of whoever sleeps on
+ * that address now.
+ */
+static void futex_wake(struct pc_pagewait *w, _Atomic uint32_t *state)
 {
-	if (atomic_exchange_explicit(&x->state, W_DONE,
-				     memory_order_release) == W_SLEEPING)
-		syscall(SYS_futex, &x->state,
-			w->pool ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, 1, NULL,
-			NULL, 0);
+	syscall(SYS_futex, state, w->pool ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, 1,
+		NULL, NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -272,6 +393,8 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 	me->page = p;
 	me->bit = bit;
 	me->exclusive = exclusive;
+	atomic_store_explicit(&me->owner, w->pool ? owner_bits(p) : 0,
+			      memory_order_relaxed);
 	for (;;) {
 		atomic_store_explicit(&me->state, W_WAITING,
 				      memory_order_relaxed);
@@ -280,7 +403,9 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 		page_set(p, PG_waiters);
 		/* The re-check, after PG_waiters is visible in the word. */
 		if (exclusive)
-			done = !page_test_set(p, PG_locked);
+			done = lock_take(p, atomic_load_explicit(
+						    &me->owner,
+						    memory_order_relaxed));
 		else
 			done = !page_test(p, bit);
 		if (done) {
@@ -301,14 +426,24 @@ static void wait_on_page_bit_common(struct pc_pagewait *w, struct pc_page *p,
 
 /*
  * @bit of @p was just cleared and someone may wait for it: wake them.
- * For PG_locked, hand the lock to the first exclusive waiter.
+ * For PG_locked, hand the lock to the first exclusive waiter, as its
+ * owner.  Each waiter is unlinked and told DONE under q->lock, in one
+ * hold: a waker that dies cannot leave a waiter unlinked and never told
+ * (dying under q->lock is a robust mutex's death: the cache is broken).
+ * Only the futex wakes of those asleep come after the lock - a death
+ * there is mended by the reaper, which wakes every record that is DONE
+ * (pc__pagewait_reap).  More sleepers than WAKE_BATCH: the rest are woken
+ * under the lock.
  */
+#define WAKE_BATCH 16
+
 static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 {
 	struct pc_waitq *q = page_waitq(w, p);
-	struct pc_list wake = { NULL, NULL };
+	_Atomic uint32_t *sleeping[WAKE_BATCH];
 	struct pc_link *l, *next;
 	bool handed = false, others = false;
+	unsigned nsleep = 0;
 	uint64_t n = 0;
 
 	pc__lock(&q->lock);
@@ -316,7 +451,7 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 	for (l = q->waiters.head; l; l = next) {
 		struct pc_waiter *x = waiter_of(l);
 
-		next = l->next;
+		next = l->next;	/* read before DONE: the waiter may go after */
 		if (x->page != p)
 			continue;
 		if (x->bit != bit) {
@@ -325,26 +460,34 @@ static void wake_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit)
 		}
 		if (x->exclusive) {
 			/* One hand-off; none if a trylock barged in. */
-			if (handed || page_test_set(p, PG_locked)) {
+			if (handed ||
+			    !lock_take(p, atomic_load_explicit(
+						  &x->owner,
+						  memory_order_relaxed))) {
 				others = true;
 				continue;
 			}
 			handed = true;
 		}
 		waitq_del_locked(q, x);
-		pc_list_add_tail(&wake, &x->link);	/* ours now */
 		n++;
+		if (atomic_exchange_explicit(&x->state, W_DONE,
+					     memory_order_release) ==
+		    W_SLEEPING) {
+			if (nsleep < WAKE_BATCH)
+				sleeping[nsleep++] = &x->state;
+			else
+				futex_wake(w, &x->state);
+		}
 	}
 	if (!others && page_test(p, PG_waiters))
 		page_clear(p, PG_waiters);
 	if (n)
 		atomic_fetch_add_explicit(&q->wakeups, n, memory_order_relaxed);
 	pc__unlock(&q->lock);
-
-	for (l = wake.head; l; l = next) {
-		next = l->next;	/* read before DONE: the waiter may vanish after */
-		waiter_wake(w, waiter_of(l));
-	}
+	PC_PARK(PC_PARK_WAKE);
+	for (unsigned k = 0; k < nsleep; k++)
+		futex_wake(w, sleeping[k]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -395,38 +538,44 @@ void pc__pagewait_fini(struct pc_pagewait *w)
 
 bool pc__trylock_page(struct pc_page *p)
 {
-	/* Test before test-and-set: a failing trylock writes no line. */
-	if (page_test(p, PG_locked) || page_test_set(p, PG_locked))
-		return false;
-	atomic_store_explicit(&p->lock_pid, pc__pid, memory_order_relaxed);
-	return true;
+	/* Test before taking it: a failing trylock writes no line. */
+	return !page_test(p, PG_locked) && lock_take(p, owner_bits(p));
 }
 
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p)
 {
 	pc__lock_check_sleep(PC_RANK_PAGE, p);	/* even when it would not */
-	if (page_test_set(p, PG_locked)) {
+	if (!lock_take(p, w->pool ? owner_bits(p) : 0)) {
 		wait_on_page_bit_common(w, p, PG_locked, true);
 		PC_ASSERT(page_test(p, PG_locked));
 	}
-	atomic_store_explicit(&p->lock_pid, pc__pid, memory_order_relaxed);
+	PC_PARK(PC_PARK_LOCKED);
+}
+
+uint32_t pc__page_lock_flags(const struct pc_page *p)
+{
+	return 1u << PG_locked | owner_bits(p);
 }
 
 void pc__page_lock_new(struct pc_page *p)
 {
 	PC_ASSERT(!page_test(p, PG_locked));
-	page_set(p, PG_locked);
-	atomic_store_explicit(&p->lock_pid, pc__pid, memory_order_relaxed);
+	PC_ASSERT(!(atomic_load(&p->flags) & PG_OWNER_MASK));
+	atomic_fetch_or_explicit(&p->flags, pc__page_lock_flags(p),
+				 memory_order_acq_rel);
 }
 
 void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p)
 {
 	uint32_t old;
 
-	atomic_store_explicit(&p->lock_pid, 0, memory_order_relaxed);
-	old = atomic_fetch_and_explicit(&p->flags, ~(1u << PG_locked),
+	/* The lock and its owner go in one operation: no stale owner is
+	 * left for a reaper to match against the next holder. */
+	old = atomic_fetch_and_explicit(&p->flags,
+					~(1u << PG_locked | PG_OWNER_MASK),
 					memory_order_acq_rel);
 	PC_ASSERT(old & (1u << PG_locked));
+	PC_PARK(PC_PARK_UNLOCKED);
 	if (w->waiters_bit && !(old & (1u << PG_waiters)))
 		return;
 	wake_page_bit(w, p, PG_locked);
@@ -472,3 +621,124 @@ uint64_t pc__pagewait_wakeups(struct pc_pagewait *w)
 					  memory_order_relaxed);
 	return n;
 }
+
+/* ------------------------------------------------------------------ */
+/* A dead process's part (shared pagewaits: share.c's reaper).         */
+
+static bool waitq_has_locked(const struct pc_waitq *q,
+			     const struct pc_waiter *x)
+{
+	for (const struct pc_link *l = q->waiters.head; l; l = l->next)
+		if (l == &x->link)
+			return true;
+	return false;
+}
+
+/*
+ * A waiter of @q whose bit is clear, with no waker left to wake it (its
+ * waker died between clearing the bit and the queue): its page and bit.
+ */
+static bool waitq_find_due(struct pc_waitq *q, struct pc_page **p, int *bit)
+{
+	bool found = false;
+
+	pc__lock(&q->lock);
+	for (const struct pc_link *l = q->waiters.head; l && !found;
+	     l = l->next) {
+		struct pc_waiter *x = waiter_of(l);
+
+		if (!page_test(x->page, x->bit)) {
+			*p = x->page;
+			*bit = x->bit;
+			found = true;
+		}
+	}
+	pc__unlock(&q->lock);
+	return found;
+}
+
+/*
+ * In this order, each step closing what the one before may still open:
+ *   1. the records the dead process's threads had taken (owner @id): one
+ *      still queued is unlinked (no lock can be handed to it from then
+ *      on), and each goes back to the pool.  A lock handed to one before
+ *      is the dead process's by its owner bits: the page scan that
+ *      follows (share.c) lets it go;
+ *   2. every queue is looked through for waiters whose bit is clear - a
+ *      waker that died between its clearing RMW and its queue leaves
+ *      those - and they are woken as the waker would have (a hand-off
+ *      included).  A waiter found so is either handed the lock (and
+ *      unlinked) or finds it taken again by a barger (then the bit is set
+ *      and a later unlock comes for it), so the look ends;
+ *   3. every record told DONE is woken once more: a waker that died after
+ *      its queue hold and before its futex wakes leaves its sleepers
+ *      DONE and asleep.  A spurious wake of a record since reused costs
+ *      its waiter one more look at its state.
+ * A death inside a queue's lock is the robust mutex's (the cache is
+ * broken); a death within the few instructions between taking a pool
+ * record and marking it ours (or giving it back) leaks that one record.
+ * Returns the waiters taken out in step 1.
+ */
+unsigned pc__pagewait_reap(struct pc_pagewait *w, uint32_t id)
+{
+	uint32_t bits = id << PG_OWNER_SHIFT;
+	unsigned n = 0;
+
+	if (!w->pool || !id)
+		return 0;
+	for (uint32_t i = 0; i < w->pool_n; i++) {
+		struct pc_waiter *x = &w->pool[i];
+		struct pc_waitq *q;
+
+		if (atomic_load(&x->owner) != bits)
+			continue;
+		q = page_waitq(w, x->page);
+		pc__lock(&q->lock);
+		if (waitq_has_locked(q, x)) {
+			waitq_del_locked(q, x);
+			waiters_update_locked(q, x->page);
+			n++;
+		}
+		pc__unlock(&q->lock);
+		waiter_put(w, x);
+	}
+	for (unsigned k = 0; k < PC_NR_WAITQ; k++) {
+		struct pc_page *p;
+		int bit;
+
+		for (uint32_t tries = 0; tries <= w->pool_n &&
+		     waitq_find_due(&w->q[k], &p, &bit); tries++)
+			wake_page_bit(w, p, bit);
+	}
+	for (uint32_t i = 0; i < w->pool_n; i++)
+		if (atomic_load(&w->pool[i].state) == W_DONE)
+			futex_wake(w, &w->pool[i].state);
+	return n;
+}
+
+#ifdef PC_DEBUG
+_Atomic int pc__park_at;
+int pc__park_fd = -1;
+
+void pc__park(int where)
+{
+	char b = (char)where;
+
+	atomic_store(&pc__park_at, 0);	/* once */
+	if (write(pc__park_fd, &b, 1) != 1)
+		_exit(99);
+	for (;;)
+		pause();
+}
+
+unsigned pc__pagewait_sleeping(struct pc_pagewait *w)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < w->pool_n; i++)
+		if (atomic_load(&w->pool[i].state) == W_SLEEPING &&
+		    atomic_load(&w->pool[i].owner))
+			n++;
+	return n;
+}
+#endif

@@ -47,10 +47,19 @@ void pc__pagewait_init_shared(struct pc_pagewait *w, bool waiters_bit,
 			      void *pool, unsigned n, _Atomic int *broken);
 size_t pc__pagewait_waiter_size(void);
 void pc__pagewait_fini(struct pc_pagewait *w);
+/*
+ * Shared caches: this process's owner id (page.h: PG_OWNER_SHIFT) for the
+ * pages [@pages, @pages + @n) of one cache - 1 + its slot in the cache's
+ * table of processes (share.c) - or 0: none from now on.  The page lock's
+ * owner is written by the operation that takes the lock (hand-off too).
+ */
+void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id);
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p);
 bool pc__trylock_page(struct pc_page *p);
 /* @p, new and in no one's sight yet, locked by this process. */
 void pc__page_lock_new(struct pc_page *p);
+/* The flags that say @p is locked by this process (migrate.c's new page). */
+uint32_t pc__page_lock_flags(const struct pc_page *p);
 void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p);
 /*
  * Sleep until @bit has been cleared since the call: for PG_locked the lock
@@ -61,7 +70,42 @@ void pc__unlock_page(struct pc_pagewait *w, struct pc_page *p);
 void pc__wait_on_page_bit(struct pc_pagewait *w, struct pc_page *p, int bit);
 /* Clear PG_writeback and wake its waiters. */
 void pc__end_page_writeback_bit(struct pc_pagewait *w, struct pc_page *p);
+/*
+ * A shared pagewait: what the dead process of owner @id left - its
+ * waiters out of the queues, their records back in the pool, the wakes a
+ * dead waker left undone done.  Its page locks are the caller's to let go
+ * after this (page_lock_owner == @id; no lock is handed to it from then
+ * on).  Returns the waiters taken out.
+ */
+unsigned pc__pagewait_reap(struct pc_pagewait *w, uint32_t id);
 uint64_t pc__pagewait_lookups(struct pc_pagewait *w);
 uint64_t pc__pagewait_wakeups(struct pc_pagewait *w);
+
+/*
+ * Test builds: park points.  A test's forked child sets pc__park_at to
+ * one and pc__park_fd to a pipe; the first thread that reaches it writes
+ * a byte there and sleeps until the process is killed - the child dies
+ * at that point of the code, for the reaper to mend.  Release builds:
+ * nothing.
+ */
+enum {
+	PC_PARK_NONE,
+	PC_PARK_LOCKED,		/* pc__lock_page: the lock just taken */
+	PC_PARK_UNLOCKED,	/* pc__unlock_page: cleared, none woken yet */
+	PC_PARK_WAKE,		/* wake_page_bit: told DONE, not futex-woken */
+	PC_PARK_REF,		/* a page reference held (tctx.c's record) */
+};
+#ifdef PC_DEBUG
+extern _Atomic int pc__park_at;
+extern int pc__park_fd;
+void pc__park(int where);
+#define PC_PARK(where) \
+	(atomic_load_explicit(&pc__park_at, memory_order_relaxed) == (where) \
+		 ? pc__park(where) : (void)0)
+/* Waiters of the pool asleep (or going to sleep) now. */
+unsigned pc__pagewait_sleeping(struct pc_pagewait *w);
+#else
+#define PC_PARK(where) ((void)0)
+#endif
 
 #endif /* PC_PAGEWAIT_H */

@@ -47,11 +47,16 @@
  * The table of processes (pid and start time; a zombie is dead): the
  * home's service thread watches each through a pidfd (a process that
  * enters says so on the socket), and whoever finds a process dead in it
- * reaps it once - its I/O on pages (io_pid: reads unlocked for the next
- * reader, writes dirty again), the page locks it held (lock_pid), its
- * holds on the mappings' i_rwsem (a fragile one breaks the cache), its
- * ebr slots, its threads' contexts and the files it left open.  It counts
- * as attached until the reap is over.
+ * reaps it once - its waiters on pages and the wakes it left undone
+ * (pagewait.c), its I/O on pages (io_pid: reads unlocked for the next
+ * reader, writes dirty again), the page locks it held (their owner, 1 +
+ * its slot in the table, is in the page's flags), its holds on the
+ * mappings' i_rwsem (a fragile one breaks the cache), its ebr slots, its
+ * threads' contexts and the files it left open.  It counts as attached
+ * until the reap is over, and its slot is not reused before.  Pids are
+ * reused: a process that enters while an entry of its pid is in the table
+ * (a dead one's) reaps that first, before it holds anything marked with
+ * the pid (procs_enter).
  *
  * A mapping's slot indexes each process's descriptors of it; its serial
  * (never reused) tells a process that a slot's descriptors belong to a
@@ -733,6 +738,7 @@ static void procs_leave(struct pc_cache *c)
 	struct pc_share *s = c->share;
 	pid_t pid = getpid();
 
+	pc__pagewait_owner(c->pages, c->span_frames, 0);
 	pc__lock(&s->lock);
 	for (unsigned i = 0; i < MAX_PROCS; i++)
 		if (atomic_load(&s->procs[i].pid) == pid)
@@ -741,7 +747,7 @@ static void procs_leave(struct pc_cache *c)
 }
 
 /*
- * A page lock a dead process held outside I/O (page.h: lock_pid): it may
+ * A page lock a dead process held outside I/O (page.h: its owner bits): it may
  * have been copying a write into the page, so an uptodate page is dirty
  * from now on (what readers may have seen of it reaches the disk); one not
  * uptodate is read by the next reader (filemap.c).  The dead process's
@@ -758,11 +764,14 @@ static void lock_abandon(struct pc_cache *c, struct pc_page *p)
 
 /*
  * The I/O and the page locks a dead process left on pages (page.h:
- * io_pid, lock_pid): every frame handed out so far is looked at.  Its
- * io_uring requests are over by now (a process's ring is cancelled and
- * drained before it becomes a zombie), so nothing else will end them.
+ * io_pid, the lock's owner @id): every frame handed out so far is looked
+ * at.  Its io_uring requests are over by now (a process's ring is
+ * cancelled and drained before it becomes a zombie), so nothing else will
+ * end them.  Its waiters are out of the queues by now (pc__pagewait_reap),
+ * so no lock is handed to it behind the scan.
  */
-static unsigned reap_pages(struct pc_cache *c, pid_t pid, unsigned *locks)
+static unsigned reap_pages(struct pc_cache *c, pid_t pid, uint32_t id,
+			   unsigned *locks)
 {
 	unsigned n = 0;
 
@@ -781,8 +790,7 @@ static unsigned reap_pages(struct pc_cache *c, pid_t pid, unsigned *locks)
 				else
 					pc__read_abandon(c, p);
 				n++;
-			} else if (page_test(p, PG_locked) &&
-				   atomic_load(&p->lock_pid) == pid) {
+			} else if (page_lock_owner(p) == id) {
 				lock_abandon(c, p);
 				(*locks)++;
 			}
@@ -792,18 +800,21 @@ static unsigned reap_pages(struct pc_cache *c, pid_t pid, unsigned *locks)
 }
 
 /*
- * What a dead process left: its I/O and page locks, what it held of the
- * mappings' i_rwsem (a truncation left half-done breaks the cache), its
- * read sections' slots, its threads' batches (pages they held), the files
- * it had open.  Its dirty pages are the cache's and stay, for the home to
- * write back.  In this order: closing its files takes the locks it held.
+ * What the dead process of table slot @i left: its waiters on pages, its
+ * I/O and page locks, what it held of the mappings' i_rwsem (a truncation
+ * left half-done breaks the cache), its read sections' slots, its
+ * threads' batches (pages they held), the files it had open.  Its dirty
+ * pages are the cache's and stay, for the home to write back.  In this
+ * order: closing its files takes the locks it held.
  */
-static void reap(struct pc_cache *c, pid_t pid)
+static void reap(struct pc_cache *c, unsigned i)
 {
 	_Atomic int *broken = pc__shm_broken_flag(pc__local_shared(c)->shm);
+	pid_t pid = atomic_load(&c->share->procs[i].pid);
 	unsigned locks = 0;
 
-	pc__add(c, 0, shared_io_reaped, reap_pages(c, pid, &locks));
+	pc__add(c, 0, shared_waiters_reaped, pc__pagewait_reap(&c->wait, i + 1));
+	pc__add(c, 0, shared_io_reaped, reap_pages(c, pid, i + 1, &locks));
 	pc__lock(&c->mappings_lock);
 	for (unsigned i = 0; i < c->hash_size; i++)
 		for (struct pc_mapping *m = c->hash[i]; m; m = m->hash_next)
@@ -816,6 +827,19 @@ static void reap(struct pc_cache *c, pid_t pid)
 	pc__tctx_reap(c, pid);
 	pc__files_reap(c, pid);
 	pc__inc(c, 0, shared_procs_reaped);
+}
+
+/* Reap the process of slot @i (marked reaping by the caller), then free
+ * the slot: until then no one takes its pid or its owner id. */
+static void reap_slot(struct pc_cache *c, unsigned i)
+{
+	struct pc_share *s = c->share;
+
+	reap(c, i);
+	pc__lock(&s->lock);
+	s->procs[i].reaping = false;
+	atomic_store(&s->procs[i].pid, 0);
+	pc__unlock(&s->lock);
 }
 
 /* Processes attached but this one and alive; the dead ones reaped. */
@@ -840,13 +864,7 @@ static unsigned procs_others(struct pc_cache *c)
 	}
 	pc__unlock(&s->lock);
 	for (unsigned k = 0; k < nr_dead; k++) {
-		unsigned i = dead[k];
-
-		reap(c, atomic_load(&s->procs[i].pid));
-		pc__lock(&s->lock);
-		s->procs[i].reaping = false;
-		atomic_store(&s->procs[i].pid, 0);
-		pc__unlock(&s->lock);
+		reap_slot(c, dead[k]);
 		n--;
 	}
 	return n;
@@ -859,29 +877,83 @@ PC_EXPORT unsigned pc_cache_processes(pc_cache *c)
 	return c->shared ? procs_others(c) + 1 : 1;
 }
 
-/* Into the table of processes: 0, or -EMFILE (MAX_PROCS alive). */
+/*
+ * Into the table of processes: 0, or -EMFILE (MAX_PROCS alive); this
+ * process's owner id for page locks set (pagewait.h).
+ *
+ * Pids are reused.  Whatever a process holds that is marked with its pid
+ * (i_rwsem's owner and reader slots, io_pid, its threads' contexts, its
+ * open files) is reaped by pid, so a process with the pid of a dead one
+ * whose reap has not ended must not hold anything yet: its holds would
+ * be reaped with the dead one's.  So an entry with our pid - a dead
+ * process's, since a live process enters a cache once (attach refuses a
+ * second mapping of its region), or our own image before an exec (which
+ * ended every thread it had wherever it was) - is reaped here before we
+ * enter, by us or by whoever marked it first (then we wait for it to
+ * end), and this runs before the process takes any of the cache's locks
+ * (attach, the fork child's handler).  Page locks are not by pid: their
+ * owner is the slot, not reused before its reap is over.
+ */
 static int procs_enter(struct pc_cache *c)
 {
 	struct pc_share *s = c->share;
 	pid_t pid = getpid();
 	uint64_t start = pc__process_start(pid);
 
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 2;) {
+		int mine = -1, free_at = -1;
+		bool reap_it = false;
+
 		pc__lock(&s->lock);
-		for (unsigned i = 0; i < MAX_PROCS; i++)
-			if (!atomic_load(&s->procs[i].pid)) {
-				s->procs[i].start = start;
-				atomic_store(&s->procs[i].pid, pid);
-				atomic_fetch_add(&s->attaches, 1);
-				pc__unlock(&s->lock);
-				say_entered(c);
-				return 0;
-			}
+		for (unsigned i = 0; i < MAX_PROCS; i++) {
+			pid_t p = atomic_load(&s->procs[i].pid);
+
+			if (p == pid)
+				mine = (int)i;
+			else if (!p && free_at < 0)
+				free_at = (int)i;
+		}
+		if (mine >= 0) {	/* a dead one's: reaped first */
+			reap_it = !s->procs[mine].reaping;
+			s->procs[mine].reaping = true;
+			pc__unlock(&s->lock);
+			if (reap_it)
+				reap_slot(c, (unsigned)mine);
+			else	/* another's reap of it: until it ends */
+				usleep(1000);
+			continue;
+		}
+		if (free_at >= 0) {
+			s->procs[free_at].start = start;
+			atomic_store(&s->procs[free_at].pid, pid);
+			atomic_fetch_add(&s->attaches, 1);
+			pc__unlock(&s->lock);
+			pc__pagewait_owner(c->pages, c->span_frames,
+					   (uint32_t)free_at + 1);
+			say_entered(c);
+			return 0;
+		}
 		pc__unlock(&s->lock);
 		(void)procs_others(c);	/* the dead leave room */
+		pass++;
 	}
 	return -EMFILE;
 }
+
+#ifdef PC_DEBUG
+int pc__share_test_predecessor(struct pc_cache *c)
+{
+	struct pc_share *s = c->share;
+	pid_t pid = getpid();
+
+	pc__lock(&s->lock);
+	for (unsigned i = 0; i < MAX_PROCS; i++)
+		if (atomic_load(&s->procs[i].pid) == pid)
+			s->procs[i].start ^= 1;
+	pc__unlock(&s->lock);
+	return procs_enter(c);
+}
+#endif
 
 void pc__share_fork_child(void)
 {
@@ -896,6 +968,8 @@ void pc__share_fork_child(void)
 		local[i].l.io_ops = NULL;
 		local[i].l.home = false;
 		local[i].service_started = false;
+		/* The parent's owner id is not ours: none until we enter. */
+		pc__pagewait_owner(c->pages, c->span_frames, 0);
 		(void)procs_enter(c);	/* full: it runs unseen by the home */
 	}
 }

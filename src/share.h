@@ -45,4 +45,14 @@ void pc__share_send_fd(struct pc_mapping *m);
 int pc__io_make(struct pc_cache *c, struct pc_local *l);
 void pc__io_destroy(struct pc_cache *c);
 
+#ifdef PC_DEBUG
+/*
+ * Tests: this process's entry in @c's table made a dead process's of its
+ * pid (another start time), then the process enters again - as a process
+ * given the pid of one that died and was not reaped yet enters.  0 or
+ * -errno.
+ */
+int pc__share_test_predecessor(struct pc_cache *c);
+#endif
+
 #endif /* PC_SHARE_H */

@@ -176,14 +176,24 @@ void pc__tctx_drain_all(struct pc_cache *c)
 	pc__unlock(&c->tctx_lock);
 }
 
+/*
+ * The contexts of a dead process @pid, but the calling thread's own: a
+ * process that reaps a dead one of its own pid (share.c: a pid reused,
+ * or its own image before an exec) may have made one during the reap.
+ */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid)
 {
+	struct pc_tctx *own = NULL;
+
+	for (int i = 0; i < TCTX_SLOTS; i++)
+		if (slots[i].t && slots[i].id == c->id)
+			own = slots[i].t;
 	for (;;) {
 		struct pc_tctx *t;
 
 		pc__lock(&c->tctx_lock);
-		for (t = atomic_load(&c->tctxs); t && t->pid != pid;
-		     t = t->next)
+		for (t = atomic_load(&c->tctxs);
+		     t && (t->pid != pid || t == own); t = t->next)
 			;
 		pc__unlock(&c->tctx_lock);
 		if (!t)

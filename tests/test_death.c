@@ -1,0 +1,350 @@
+/*
+ * test_death.c - a process of a shared cache (shared=on) killed at the
+ * points of the code where what it holds is hardest to give back: a test
+ * hook (pagewait.h: PC_PARK, test builds) parks a forked child there, the
+ * test kills it, and the reaper must mend what it left.  Asserted by the
+ * counters (shared_locks_reaped, shared_waiters_reaped, ...) and by the
+ * outcome: the lock free again, the waiter woken, no hang.
+ *
+ *   lock_taken_killed  killed just after pc__lock_page took the lock:
+ *                    the lock is let go (its owner went in with it)
+ *   waiter_killed    killed asleep in pc__lock_page: its record is taken
+ *                    out of the queue, and the holder's unlock leaves the
+ *                    page unlocked (not handed to the dead)
+ *   handed_killed    handed the lock by an unlock while it was stopped,
+ *                    then killed: the lock, the dead one's, is let go
+ *   unlock_killed    a holder killed inside its unlock, the bit cleared
+ *                    and no one woken: the waiter in another process is
+ *                    woken by the reaper and takes the lock
+ *   wake_killed      a waker killed after telling its waiter DONE, before
+ *                    the futex wake: the reaper wakes it
+ *   pid_reused       a process enters with the pid of a dead one whose
+ *                    reap has not run (share.c's test hook): the dead
+ *                    one's i_rwsem hold is reaped before it enters, and
+ *                    its own hold, taken after, is not
+ *
+ * Under TSan a child of this multi-threaded process may not start threads
+ * (die_after_fork): the caches use the sync backend, and no child here
+ * starts one.  A hang would be a failure: the waits for a woken child are
+ * bounded (WAIT_MS), never a measure of anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pagecache.h"
+#include "util.h"
+#include "internal.h"
+#include "share.h"
+
+#define PG 4096
+#ifdef PC_TSAN
+#define IO " io=sync"
+#else
+#define IO ""
+#endif
+#define WAIT_MS 60000	/* a woken child that does not say so: failed */
+
+/* Until @c has @n processes (the dead reaped, by this call or the home). */
+static void wait_processes(pc_cache *c, unsigned n)
+{
+	while (pc_cache_processes(c) > n)
+		tu_sleep_us(500);
+	assert_int_equal(pc_cache_processes(c), n);
+}
+
+/* One byte from @fd, or fail (a child that never got there). */
+static char read_byte(int fd)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	char b;
+
+	if (poll(&pf, 1, WAIT_MS) != 1)
+		fail_msg("no word from the child");
+	assert_int_equal(read(fd, &b, 1), 1);
+	return b;
+}
+
+/* Until a waiter of @c (a child's) sleeps on a page. */
+static void wait_sleeper(pc_cache *c)
+{
+	while (!pc__pagewait_sleeping(&c->wait))
+		tu_sleep_us(200);
+}
+
+static void kill_wait(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+}
+
+static void exit_wait(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("child status %#x", status);
+}
+
+/* A cache and one cached, uptodate page of a file, referenced here. */
+struct fix {
+	pc_cache *c;
+	pc_file *f;
+	struct pc_page *p;
+	int pipe[2];
+};
+
+static void fix_init(struct fix *x, const char *name)
+{
+	const char *path = tu_path(name);
+
+	x->c = tu_cache("shared=on memory=4M" IO);
+	tu_make_file(path, 4, 21);
+	assert_int_equal(pc_open(x->c, path, O_RDWR, 0, &x->f), 0);
+	tu_read_page(x->f, 0, 21);
+	x->p = pc__find_get_page(x->f->mapping, 0);
+	assert_non_null(x->p);
+	assert_int_equal(pipe(x->pipe), 0);
+	fflush(stdout);
+}
+
+static void fix_fini(struct fix *x)
+{
+	pc__put_page(x->c, x->p);
+	assert_int_equal(pc_close(x->f), 0);
+	assert_int_equal(pc_cache_destroy(x->c), 0);
+	close(x->pipe[0]);
+	close(x->pipe[1]);
+}
+
+/* In a child: park at @where, saying so on @fd. */
+static void park_at(int where, int fd)
+{
+	pc__park_fd = fd;
+	atomic_store(&pc__park_at, where);
+}
+
+/* A child that takes the page lock (waits for it), says so, unlocks. */
+static pid_t lock_child(struct fix *x, int done_fd)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc__lock_page(&x->c->wait, x->p);
+		if (write(done_fd, "l", 1) != 1)
+			_exit(2);
+		pc__unlock_page(&x->c->wait, x->p);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_lock_taken_killed(void **state)
+{
+	struct fix x;
+	uint64_t locks0;
+	pid_t pid;
+
+	(void)state;
+	fix_init(&x, "lock_taken");
+	locks0 = tu_vm(x.c, "shared_locks_reaped");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		park_at(PC_PARK_LOCKED, x.pipe[1]);
+		pc__lock_page(&x.c->wait, x.p);	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(x.pipe[0]), PC_PARK_LOCKED);
+	assert_true(page_test(x.p, PG_locked));
+	kill_wait(pid);
+	wait_processes(x.c, 1);
+	assert_int_equal(tu_vm(x.c, "shared_locks_reaped") - locks0, 1);
+	assert_true(pc__trylock_page(x.p));	/* let go */
+	assert_true(page_test(x.p, PG_dirty));	/* it may have written */
+	pc__unlock_page(&x.c->wait, x.p);
+	fix_fini(&x);
+}
+
+static void test_waiter_killed(void **state)
+{
+	struct fix x;
+	uint64_t waiters0;
+	pid_t pid;
+
+	(void)state;
+	fix_init(&x, "waiter");
+	waiters0 = tu_vm(x.c, "shared_waiters_reaped");
+	assert_true(pc__trylock_page(x.p));
+	pid = lock_child(&x, x.pipe[1]);
+	wait_sleeper(x.c);
+	kill_wait(pid);
+	wait_processes(x.c, 1);
+	assert_int_equal(tu_vm(x.c, "shared_waiters_reaped") - waiters0, 1);
+	assert_int_equal(pc__pagewait_sleeping(&x.c->wait), 0);
+	pc__unlock_page(&x.c->wait, x.p);	/* no one to hand it to */
+	assert_false(page_test(x.p, PG_locked));
+	assert_false(page_test(x.p, PG_waiters));
+	assert_true(pc__trylock_page(x.p));
+	pc__unlock_page(&x.c->wait, x.p);
+	fix_fini(&x);
+}
+
+static void test_handed_killed(void **state)
+{
+	struct fix x;
+	uint64_t locks0;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	fix_init(&x, "handed");
+	locks0 = tu_vm(x.c, "shared_locks_reaped");
+	assert_true(pc__trylock_page(x.p));
+	pid = lock_child(&x, x.pipe[1]);
+	wait_sleeper(x.c);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(status));
+	pc__unlock_page(&x.c->wait, x.p);	/* handed to the stopped child */
+	assert_true(page_test(x.p, PG_locked));
+	assert_int_not_equal(page_lock_owner(x.p), 0);
+	kill_wait(pid);
+	wait_processes(x.c, 1);
+	assert_int_equal(tu_vm(x.c, "shared_locks_reaped") - locks0, 1);
+	assert_true(pc__trylock_page(x.p));
+	pc__unlock_page(&x.c->wait, x.p);
+	fix_fini(&x);
+}
+
+/* A child A holds the lock, B waits; A is killed at @where in its unlock. */
+static void waker_killed(const char *name, int where)
+{
+	struct fix x;
+	uint64_t procs0;
+	pid_t a, b;
+	int go[2], done[2];
+	char c;
+
+	fix_init(&x, name);
+	procs0 = tu_vm(x.c, "shared_procs_reaped");
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	a = fork();
+	assert_true(a >= 0);
+	if (a == 0) {
+		if (!pc__trylock_page(x.p) || write(x.pipe[1], "t", 1) != 1 ||
+		    read(go[0], &c, 1) != 1)
+			_exit(2);
+		park_at(where, x.pipe[1]);
+		pc__unlock_page(&x.c->wait, x.p);	/* parks */
+		_exit(3);
+	}
+	assert_int_equal(read_byte(x.pipe[0]), 't');
+	b = lock_child(&x, done[1]);
+	wait_sleeper(x.c);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read_byte(x.pipe[0]), where);
+	kill_wait(a);
+	assert_int_equal(read_byte(done[0]), 'l');	/* B was woken */
+	exit_wait(b);
+	wait_processes(x.c, 1);
+	assert_int_equal(tu_vm(x.c, "shared_procs_reaped") - procs0, 2);
+	assert_true(pc__trylock_page(x.p));
+	pc__unlock_page(&x.c->wait, x.p);
+	fix_fini(&x);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
+static void test_unlock_killed(void **state)
+{
+	(void)state;
+	waker_killed("unlock", PC_PARK_UNLOCKED);
+}
+
+static void test_wake_killed(void **state)
+{
+	(void)state;
+	waker_killed("wake", PC_PARK_WAKE);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_pid_reused(void **state)
+{
+	struct fix x;
+	struct pc_rwlock *l;
+	uint64_t locks0, procs0;
+	int go[2];
+	pid_t pid;
+	char c;
+
+	(void)state;
+	fix_init(&x, "pid_reused");
+	l = &x.f->mapping->i_rwsem;
+	locks0 = tu_vm(x.c, "shared_locks_reaped");
+	procs0 = tu_vm(x.c, "shared_procs_reaped");
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* What a dead process of our pid left: a shared hold. */
+		for (int k = 0; k < PC_RW_SLOTS; k++)
+			if (!(uint32_t)atomic_load(&l->readers[k])) {
+				atomic_store(&l->readers[k],
+					     (uint64_t)getpid() << 32 | 1);
+				break;
+			}
+		if (pc__share_test_predecessor(x.c))
+			_exit(2);
+		pc__read_lock(l);	/* ours */
+		if (write(x.pipe[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		pc__read_unlock(l);
+		_exit(0);
+	}
+	assert_int_equal(read_byte(x.pipe[0]), 'r');
+	assert_int_equal(pc_cache_processes(x.c), 2);	/* reaps the dead */
+	assert_int_equal(tu_vm(x.c, "shared_locks_reaped") - locks0, 1);
+	assert_int_equal(tu_vm(x.c, "shared_procs_reaped") - procs0, 1);
+	assert_false(pc__write_trylock(l));	/* the child's hold stands */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	exit_wait(pid);
+	wait_processes(x.c, 1);
+	assert_true(pc__write_trylock(l));
+	pc__write_unlock(l);
+	fix_fini(&x);
+	close(go[0]);
+	close(go[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lock_taken_killed),
+		cmocka_unit_test(test_waiter_killed),
+		cmocka_unit_test(test_handed_killed),
+		cmocka_unit_test(test_unlock_killed),
+		cmocka_unit_test(test_wake_killed),
+		cmocka_unit_test(test_pid_reused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
