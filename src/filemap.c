@@ -25,6 +25,10 @@
  *
  *   refcount of a cached page: 1 for the mapping, +1 per reader, pinner,
  *   LRU batch or in-flight read.  Creation's reference goes to the I/O.
+ *   In a shared cache the page a read or write holds is recorded in the
+ *   thread's context while it holds it (tctx.c: held[PC_HELD_ONE], two
+ *   stores to a line the thread owns), so a killed process's reference
+ *   is given back by its reaper.
  *
  * Write (write_iter, behind pc_pwrite and pc_writev, which gathers from
  * an iovec): i_rwsem shared (exclusive for an append, O_APPEND or
@@ -224,6 +228,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 {
 	struct pc_mapping *m;
 	struct pc_cache *c;
+	struct pc_tctx *t;
 	size_t done = 0;
 	int64_t size;
 	uint64_t prev;
@@ -237,6 +242,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 		return -EBADF;
 	m = f->mapping;
 	c = f->cache;
+	t = pc__held_ctx(c);	/* shared: the page held is recorded */
 	size = atomic_load(&m->size);
 	if (off >= size || !len)
 		return 0;
@@ -257,8 +263,11 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 				  false, &p);
 		if (r)
 			break;
+		pc__held_set(t, PC_HELD_ONE, c, p, 0);
+		PC_PARK(PC_PARK_REF);
 		size = atomic_load(&m->size);	/* truncated meanwhile? */
 		if ((int64_t)pos >= size) {
+			pc__held_clear(t, PC_HELD_ONE);
 			pc__put_page(c, p);
 			break;
 		}
@@ -274,6 +283,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 		if (in + n == PC_PAGE_SIZE || pos + n >= (uint64_t)size)
 			how |= PC_READ_CONSUMED;
 		ra_hits += pc__mark_read(f, p, how);
+		pc__held_clear(t, PC_HELD_ONE);
 		pc__put_page(c, p);
 		prev = index;
 		done += n;
@@ -398,6 +408,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 	struct pc_mapping *m = f->mapping;
 	struct pc_cache *c = f->cache;
 	struct iov_cursor cur = { iov, 0 };
+	struct pc_tctx *t = pc__held_ctx(c);	/* shared: the page held */
 	unsigned dirtied = 0;
 	size_t done = 0;
 	bool excl, stream, cont;
@@ -438,6 +449,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		r = grab_write_page(m, index, &p, &created);
 		if (r)
 			break;
+		pc__held_set(t, PC_HELD_ONE, c, p, 0);
 		/* Stable pages: what is being written stays as it is. */
 		if (atomic_load_explicit(&m->bdi->stable_writes,
 					 memory_order_relaxed))
@@ -447,12 +459,19 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		if (!page_test(p, PG_uptodate) && n < PC_PAGE_SIZE) {
 			int64_t size = atomic_load(&m->size);
 
-			if ((int64_t)(index << PC_PAGE_SHIFT) >= size)
+			if ((int64_t)(index << PC_PAGE_SHIFT) >= size) {
 				memset(page_data(c, p), 0, PC_PAGE_SIZE);
-			else if ((r = pc__read_page_sync(m, p))) {
-				pc__unlock_page(&c->wait, p);
-				pc__put_page(c, p);
-				break;
+			} else {
+				/* Ours is the read's while it runs (io_pid:
+				 * its reaper's to give back), not recorded. */
+				pc__held_clear(t, PC_HELD_ONE);
+				r = pc__read_page_sync(m, p);
+				if (r) {
+					pc__unlock_page(&c->wait, p);
+					pc__put_page(c, p);
+					break;
+				}
+				pc__held_set(t, PC_HELD_ONE, c, p, 0);
 			}
 		}
 		iov_copy_from(&cur, (char *)page_data(c, p) + in, n);
@@ -464,6 +483,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		pc__unlock_page(&c->wait, p);
 		if (!created && !(cont && done == 0))
 			pc__mark_accessed(c, p);
+		pc__held_clear(t, PC_HELD_ONE);
 		pc__put_page(c, p);
 		done += n;
 	}

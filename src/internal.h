@@ -173,6 +173,12 @@ struct pc_file {
 					   (pc__files_reap); mappings_lock */
 };
 
+/* struct pc_tctx's held[]: which slot records what. */
+#define PC_HELD_ONE 0			/* the read or write path's page */
+#define PC_HELD_ISO_AT 1		/* vmscan: its isolated batch */
+#define PC_HELD_SLOTS (PC_HELD_ISO_AT + PC_RECLAIM_BATCH)
+#define PC_HELD_ISO (1u << 31)		/* the page is off its LRU by us */
+
 /* Per-thread, per-cache context (tctx.c): node, LRU batches. */
 struct pc_tctx {
 	struct pc_cache *cache;
@@ -193,6 +199,19 @@ struct pc_tctx {
 	int32_t pid;			/* the thread's process (shared caches
 					   hold every process's contexts) */
 	struct pc_tctx *next;		/* c->tctx_lock */
+	/*
+	 * Shared caches: the pages this thread holds a reference on across
+	 * code where its process may die, each as pfn + 1 (| PC_HELD_ISO:
+	 * off its LRU list by this thread), 0 for none.  Written by the
+	 * thread alone - recorded after its get (a release store: the get
+	 * comes first), cleared before its put or before the reference goes
+	 * to another holder (the put's RMW orders it) - so a death between
+	 * the two can only leak a reference, never give one back twice.
+	 * Read by the reaper of its process (pc__tctx_reap), who gives back
+	 * what is recorded.  A line of its own: the read path writes it on
+	 * every page.  Slots: PC_HELD_ONE, then vmscan's isolated batch.
+	 */
+	_Atomic uint32_t held[PC_HELD_SLOTS] __attribute__((aligned(64)));
 };
 
 struct pc_trace;
@@ -366,6 +385,32 @@ void pc__tctx_drain_all(struct pc_cache *c);
 /* The contexts of process @pid's threads (it died): drained, freed. */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid);
 struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
+/*
+ * The references this thread holds (struct pc_tctx: held[]).  The
+ * context to record them in: a shared cache's only (NULL: a private
+ * cache records nothing, and every helper does nothing with NULL).
+ */
+static inline struct pc_tctx *pc__held_ctx(struct pc_cache *c)
+{
+	return c->shared ? pc__tctx(c) : NULL;
+}
+/* After the get: slot @i holds a reference on @p (@kind 0 or PC_HELD_ISO). */
+static inline void pc__held_set(struct pc_tctx *t, int i, struct pc_cache *c,
+				const struct pc_page *p, uint32_t kind)
+{
+	if (t && i >= 0)
+		atomic_store_explicit(&t->held[i], (page_pfn(c, p) + 1) | kind,
+				      memory_order_release);
+}
+/* Before the put (or the hand-off): slot @i holds nothing. */
+static inline void pc__held_clear(struct pc_tctx *t, int i)
+{
+	if (t && i >= 0)
+		atomic_store_explicit(&t->held[i], 0, memory_order_relaxed);
+}
+/* The slot of [@from, @from + @n) that records @p, or -1. */
+int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
+		  struct pc_cache *c, const struct pc_page *p);
 
 /* node.c: pages (node.h has the nodes). */
 struct pc_arena;

@@ -93,7 +93,8 @@ enum {
 	PC_PARK_LOCKED,		/* pc__lock_page: the lock just taken */
 	PC_PARK_UNLOCKED,	/* pc__unlock_page: cleared, none woken yet */
 	PC_PARK_WAKE,		/* wake_page_bit: told DONE, not futex-woken */
-	PC_PARK_REF,		/* a page reference held (tctx.c's record) */
+	PC_PARK_REF,		/* pc_pread: a page held, its copy not made */
+	PC_PARK_ISOLATED,	/* vmscan: a batch isolated from the LRU */
 };
 #ifdef PC_DEBUG
 extern _Atomic int pc__park_at;

@@ -27,6 +27,23 @@
  * other process's, are in the cache's memory on c->tctxs, each marked
  * with its process; a process that detaches takes its own off.
  *
+ * A context also records the pages its thread holds a reference on
+ * across code where its process may die (held[]: the read and write
+ * paths' page, reclaim's isolated batch), so that the reaper of a dead
+ * process gives them back (pc__tctx_reap: an isolated page back on its
+ * list first).  A record is set after the get and cleared before the put
+ * or before the reference goes to another holder, by its thread alone: a
+ * death between can leak a reference, never give one back twice.  So no
+ * record covers a page while its reference is its I/O's (io_pid: the
+ * I/O's reaper gives that one back, share.c): the write path lets go of
+ * its record across the read of a page it fills partly.  Not
+ * recorded (a death there still pins the frame): a page a program holds
+ * through pc_get_page (its pc_put_page may come from any thread), pages
+ * made by readahead before their read is submitted, a writeback gang
+ * before its requests mark io_pid, the copies lru.c's drain takes of a
+ * batch, and what dropbehind, truncation and migration hold under a
+ * mutex (a death there breaks the cache anyway).
+ *
  * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
  */
 #include <stdio.h>
@@ -34,6 +51,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "node.h"
 #include "share.h"
 
 #define TCTX_SLOTS 8
@@ -176,10 +194,59 @@ void pc__tctx_drain_all(struct pc_cache *c)
 	pc__unlock(&c->tctx_lock);
 }
 
+int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
+		  struct pc_cache *c, const struct pc_page *p)
+{
+	uint32_t want = page_pfn(c, p) + 1;
+
+	if (!t)
+		return -1;
+	for (unsigned i = from; i < from + n; i++)
+		if ((atomic_load_explicit(&t->held[i], memory_order_relaxed) &
+		     ~PC_HELD_ISO) == want)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * What a dead thread's record says it held: one reference each, and an
+ * isolated page (PC_HELD_ISO) back on its LRU list first - unless it has
+ * left its mapping (the put frees it) or its count is 0 (frozen by the
+ * dead thread itself, under a tree lock it died holding: the cache is
+ * broken, and the frame is left alone).  Returns the references given.
+ */
+static unsigned held_give_back(struct pc_cache *c, struct pc_tctx *t)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < PC_HELD_SLOTS; i++) {
+		uint32_t v = atomic_exchange(&t->held[i], 0);
+		struct pc_page *p;
+
+		if (!v)
+			continue;
+		p = pfn_page(c, (v & ~PC_HELD_ISO) - 1);
+		if (page_count(p) <= 0)
+			continue;
+		if ((v & PC_HELD_ISO) && page_mapping(p)) {
+			struct pc_node *nd = page_node(c, p);
+
+			pc__lock_counted(&nd->lru_lock);
+			if (!page_test_set(p, PG_lru))
+				pc__lru_add_locked(nd, p, false);
+			pc__unlock(&nd->lru_lock);
+		}
+		pc__put_page(c, p);
+		n++;
+	}
+	return n;
+}
+
 /*
  * The contexts of a dead process @pid, but the calling thread's own: a
  * process that reaps a dead one of its own pid (share.c: a pid reused,
  * or its own image before an exec) may have made one during the reap.
+ * The pages their batches and records held are given back first.
  */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid)
 {
@@ -199,6 +266,7 @@ void pc__tctx_reap(struct pc_cache *c, pid_t pid)
 		if (!t)
 			return;
 		pc__lru_drain(c, t);	/* the pages its batches held */
+		pc__add(c, 0, shared_refs_reaped, held_give_back(c, t));
 		tctx_unlink(c, t);
 		pc__lock_destroy(&t->lock);
 		pc__cache_free(c, t, sizeof(*t));

@@ -66,6 +66,15 @@
  * referenced page that nobody holds is reclaimed (the kernel's
  * PAGEREF_RECLAIM_CLEAN): its second access would have activated it.
  *
+ * A shared cache: a reclaimer's process may die with its batch isolated
+ * (off every list, one reference each).  So each isolated page is
+ * recorded in the thread's context (internal.h: held[], PC_HELD_ISO at
+ * its batch position) for the reaper to put back on its list and give
+ * back: set at isolation, made plain in the lru_lock hold that puts the
+ * page back on a list (from then on only our reference is left), cleared
+ * before each put and before the freeze that takes it (set again if the
+ * freeze fails).
+ *
  * Tree-lock contention (seed 000).  A reclaimer takes a mapping's tree lock
  * by trylock first; when that fails it counts reclaim_tree_contended and:
  *   =sleepy  (kswapd or direct) waits until a reclaimer on its node frees
@@ -169,10 +178,12 @@ static unsigned isolate_lru_locked(struct pc_cache *c, struct pc_node *n,
 				   enum pc_lru_list lru, struct pc_page **pages,
 				   unsigned long nr)
 {
+	struct pc_tctx *t = pc__held_ctx(c);
 	uint32_t pfn = n->lru[lru].tail;
 	unsigned count = 0;
 
 	PC_ASSERT_HELD(&n->lru_lock);
+	PC_ASSERT(nr <= PC_RECLAIM_BATCH);
 	while (pfn != PC_NO_PFN && count < nr) {
 		struct pc_page *p = pfn_page(c, pfn);
 
@@ -181,6 +192,8 @@ static unsigned isolate_lru_locked(struct pc_cache *c, struct pc_node *n,
 			continue;
 		page_clear(p, PG_lru);
 		pc__lru_del_locked(n, p);
+		/* Shared: recorded, for a reaper to put back if we die. */
+		pc__held_set(t, PC_HELD_ISO_AT + (int)count, c, p, PC_HELD_ISO);
 		pages[count++] = p;
 	}
 	return count;
@@ -190,6 +203,7 @@ static void shrink_active(struct pc_cache *c, struct pc_node *n,
 			  unsigned long nr)
 {
 	struct pc_page *batch[PC_RECLAIM_BATCH];
+	struct pc_tctx *t = pc__held_ctx(c);
 	unsigned count, moved = 0;
 
 	nr = pc_min(nr, PC_RECLAIM_BATCH);
@@ -200,6 +214,7 @@ static void shrink_active(struct pc_cache *c, struct pc_node *n,
 		struct pc_page *p = batch[i];
 
 		page_set(p, PG_lru);
+		pc__held_set(t, PC_HELD_ISO_AT + (int)i, c, p, 0);	/* back */
 		if (page_test_clear(p, PG_referenced)) {
 			pc__lru_add_locked(n, p, false);	/* rotate */
 			continue;
@@ -212,8 +227,10 @@ static void shrink_active(struct pc_cache *c, struct pc_node *n,
 	}
 	pc__unlock(&n->lru_lock);
 	pc__add(c, n->id, pgdeactivate, moved);
-	for (unsigned i = 0; i < count; i++)
+	for (unsigned i = 0; i < count; i++) {
+		pc__held_clear(t, PC_HELD_ISO_AT + (int)i);
 		pc__put_page(c, batch[i]);
+	}
 }
 
 static int cmp_mapping(const void *a, const void *b)
@@ -296,6 +313,7 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 			     unsigned nr, bool *removed,
 			     struct scan_control *sc)
 {
+	struct pc_tctx *t = pc__held_ctx(c);
 	unsigned done = 0;
 	enum pc_batch_remove mode = c->cfg.batch_remove;
 
@@ -310,7 +328,14 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 				j++;
 		take_tree_lock(c, m, sc);
 		for (unsigned k = i; k < j; k++) {
+			/* Ours goes with the freeze: not recorded across it. */
+			int h = pc__held_find(t, PC_HELD_ISO_AT,
+					      PC_RECLAIM_BATCH, c, pages[k]);
+
+			pc__held_clear(t, h);
 			removed[k] = remove_locked(c, m, pages[k]);
+			if (!removed[k])
+				pc__held_set(t, h, c, pages[k], PC_HELD_ISO);
 			done += removed[k];
 		}
 		pc__unlock(&m->tree_lock);
@@ -323,14 +348,21 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 static void putback(struct pc_cache *c, struct pc_node *n,
 		    struct pc_page **pages, unsigned nr)
 {
+	struct pc_tctx *t = pc__held_ctx(c);
+	int held[PC_RECLAIM_BATCH];
 	unsigned activated = 0;
 
 	if (!nr)
 		return;
+	PC_ASSERT(nr <= PC_RECLAIM_BATCH);
 	pc__lock_counted(&n->lru_lock);
 	for (unsigned i = 0; i < nr; i++) {
 		page_set(pages[i], PG_lru);
 		pc__lru_add_locked(n, pages[i], false);
+		/* On its list again: only our reference is left to give. */
+		held[i] = pc__held_find(t, PC_HELD_ISO_AT, PC_RECLAIM_BATCH, c,
+					pages[i]);
+		pc__held_set(t, held[i], c, pages[i], 0);
 		if (page_test(pages[i], PG_active)) {
 			activated++;
 			pc_trace(c, PC_TR_ACTIVATE, pages[i], 0);
@@ -339,8 +371,10 @@ static void putback(struct pc_cache *c, struct pc_node *n,
 	pc__unlock(&n->lru_lock);
 	if (activated)
 		pc__add(c, n->id, pgactivate, activated);
-	for (unsigned i = 0; i < nr; i++)
+	for (unsigned i = 0; i < nr; i++) {
+		pc__held_clear(t, held[i]);
 		pc__put_page(c, pages[i]);
+	}
 }
 
 static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
@@ -356,6 +390,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	pc__lock_counted(&n->lru_lock);
 	count = isolate_lru_locked(c, n, PC_LRU_INACTIVE, iso, nr);
 	pc__unlock(&n->lru_lock);
+	PC_PARK(PC_PARK_ISOLATED);
 	sc->nr_scanned += count;
 	if (sc->kswapd)
 		pc__add(c, n->id, pgscan_kswapd, count);
@@ -372,6 +407,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 		}
 		if (!page_mapping(p)) {	/* truncated: ours is the last ref */
 			pc__unlock_page(&c->wait, p);
+			pc__held_clear(pc__held_ctx(c), PC_HELD_ISO_AT + (int)i);
 			pc__put_page(c, p);
 			freed++;
 			continue;

@@ -18,6 +18,13 @@
  *                    woken by the reaper and takes the lock
  *   wake_killed      a waker killed after telling its waiter DONE, before
  *                    the futex wake: the reaper wakes it
+ *   read_ref_killed  killed in pc_pread holding the page it copies from:
+ *                    its reference is given back (shared_refs_reaped),
+ *                    the page held by its mapping alone, and a truncation
+ *                    frees its frame
+ *   isolate_killed   killed in reclaim with a batch isolated from the LRU:
+ *                    each page is put back on its list and its reference
+ *                    given back; a truncation frees every frame
  *   pid_reused       a process enters with the pid of a dead one whose
  *                    reap has not run (share.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
@@ -42,6 +49,7 @@
 #include "pagecache.h"
 #include "util.h"
 #include "internal.h"
+#include "node.h"
 #include "share.h"
 
 #define PG 4096
@@ -287,6 +295,112 @@ static void test_wake_killed(void **state)
 
 /* ------------------------------------------------------------------ */
 
+/* @pages pages of a new file, cached, each on its LRU list. */
+static pc_file *cached_file(pc_cache *c, const char *name, unsigned pages,
+			    struct pc_page **p)
+{
+	pc_file *f;
+
+	tu_make_file(tu_path(name), pages, 23);
+	assert_int_equal(pc_open(c, tu_path(name), O_RDWR, 0, &f), 0);
+	for (unsigned i = 0; i < pages; i++) {
+		tu_read_page(f, i, 23);
+		p[i] = pc__find_get_page(f->mapping, i);
+		assert_non_null(p[i]);
+		pc__put_page(c, p[i]);	/* its address is all we keep */
+	}
+	pc__tctx_drain_all(c);	/* our LRU batches hold none */
+	for (unsigned i = 0; i < pages; i++) {
+		assert_true(page_test(p[i], PG_lru));
+		assert_int_equal(page_count(p[i]), 1);	/* the mapping's */
+	}
+	fflush(stdout);
+	return f;
+}
+
+/* Truncated to nothing, @f's pages are freed: no one held one. */
+static void truncate_frees(pc_file *f, struct pc_page **p, unsigned pages)
+{
+	assert_int_equal(pc_ftruncate(f, 0), 0);
+	assert_int_equal(atomic_load(&f->mapping->nr_pages), 0);
+	for (unsigned i = 0; i < pages; i++)
+		assert_int_equal(page_count(p[i]), 0);
+}
+
+static void test_read_ref_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[1];
+	pc_file *f = cached_file(c, "read_ref", 1, p);
+	uint64_t refs0 = tu_vm(c, "shared_refs_reaped");
+	char buf[PG];
+	int ready[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		park_at(PC_PARK_REF, ready[1]);
+		pc_pread(f, buf, PG, 0);	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(ready[0]), PC_PARK_REF);
+	assert_int_equal(page_count(p[0]), 2);	/* the child's */
+	kill_wait(pid);
+	wait_processes(c, 1);
+	assert_int_equal(page_count(p[0]), 1);
+	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, 1);
+	truncate_frees(f, p, 1);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+#define ISO_PAGES 8
+
+static void test_isolate_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[ISO_PAGES];
+	pc_file *f = cached_file(c, "isolate", ISO_PAGES, p);
+	uint64_t refs0 = tu_vm(c, "shared_refs_reaped");
+	unsigned off = 0;
+	int ready[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		park_at(PC_PARK_ISOLATED, ready[1]);
+		pc__reclaim_tail(c, page_node(c, p[0]), ISO_PAGES);	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(ready[0]), PC_PARK_ISOLATED);
+	for (unsigned i = 0; i < ISO_PAGES; i++)
+		if (!page_test(p[i], PG_lru)) {
+			assert_int_equal(page_count(p[i]), 2);
+			off++;
+		}
+	assert_true(off > 0);
+	kill_wait(pid);
+	wait_processes(c, 1);
+	for (unsigned i = 0; i < ISO_PAGES; i++) {
+		assert_true(page_test(p[i], PG_lru));	/* back on its list */
+		assert_int_equal(page_count(p[i]), 1);
+	}
+	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, off);
+	truncate_frees(f, p, ISO_PAGES);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 static void test_pid_reused(void **state)
 {
 	struct fix x;
@@ -343,6 +457,8 @@ int main(void)
 		cmocka_unit_test(test_handed_killed),
 		cmocka_unit_test(test_unlock_killed),
 		cmocka_unit_test(test_wake_killed),
+		cmocka_unit_test(test_read_ref_killed),
+		cmocka_unit_test(test_isolate_killed),
 		cmocka_unit_test(test_pid_reused),
 	};
 
