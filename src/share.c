@@ -34,7 +34,8 @@
  * the flushers - and a service thread.  Writeback needs a descriptor of
  * each dirty file in the home, so a process that opens a file for writing
  * sends the home its descriptor (SCM_RIGHTS to the home's datagram socket,
- * bound to an abstract name made of a random id) before the open returns:
+ * bound to an abstract name made of a random id; the send may wait for
+ * the home, so no lock of the cache is held) before the open returns:
  * whatever it then writes, the home can write back, even after the
  * writer died.  The service thread takes a descriptor only if it is the
  * mapping's file open as the message says (anyone may send), and starts
@@ -175,7 +176,8 @@ static struct local_ent *local_add(struct pc_cache *c, struct pc_shm *shm)
 	struct local_ent *e = NULL;
 
 	pc__lock(&local_lock);
-	pc__pid = getpid();
+	if (pc__pid != getpid())	/* read by other caches' threads */
+		pc__pid = getpid();
 	for (unsigned i = 0; i < MAX_LOCAL && !e; i++)
 		if (!atomic_load(&local[i].c))
 			e = &local[i];
@@ -470,6 +472,11 @@ bool pc__share_is_home(struct pc_cache *c)
 	return !c->shared || pc__local_shared(c)->home;
 }
 
+pid_t pc__share_home_pid(struct pc_cache *c)
+{
+	return c->shared ? c->share->home_pid : getpid();
+}
+
 static void home_addr(const struct pc_share *s, struct sockaddr_un *a,
 		      socklen_t *len)
 {
@@ -501,6 +508,18 @@ static int share_sock(struct pc_cache *c)
 	return fd;
 }
 
+/*
+ * The mapping's read-write descriptor to the home, before the open that
+ * made it returns.  The send may block (a datagram socket's queue holds
+ * ten messages, and the home's service thread may wait for mappings_lock
+ * meanwhile, in service_take), so nothing of the cache is held across it:
+ * a copy of the descriptor is taken under disk_size_lock (which a
+ * concurrent opener's upgrade of the descriptors takes too), and the
+ * send made with no lock held.  Holding disk_size_lock across it once
+ * hung PostgreSQL: a backend's last close held mappings_lock and waited
+ * for disk_size_lock, the home waited for mappings_lock, and the sender
+ * waited for the home.
+ */
 void pc__share_send_fd(struct pc_mapping *m)
 {
 	struct pc_cache *c = m->cache;
@@ -513,7 +532,7 @@ void pc__share_send_fd(struct pc_mapping *m)
 			     .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
-	int fd, sock;
+	int fd, sock, copy = -1;
 
 	if (!c->shared || pc__share_is_home(c) ||
 	    atomic_load(&m->home_rw))
@@ -526,23 +545,26 @@ void pc__share_send_fd(struct pc_mapping *m)
 	b = pc__bk(m);
 	pc__lock(&m->disk_size_lock);
 	fd = atomic_load(&b->fd);
-	msg.rdonly = b->fd_rdonly;
-	if (fd >= 0 && !b->fd_rdonly) {
-		msg.dev = m->dev;
-		msg.ino = m->ino;
-		msg.serial = m->serial;
-		memset(cbuf, 0, sizeof(cbuf));
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-		/* In the kernel's hands once sent: safe from our death. */
-		while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
-			;
-		pc__inc(c, 0, shared_fds_sent);
-	}
+	if (fd >= 0 && !b->fd_rdonly)
+		copy = pc__fd_high(fcntl(fd, F_DUPFD_CLOEXEC, 0));
 	pc__unlock(&m->disk_size_lock);
+	if (copy < 0)
+		return;
+	msg.rdonly = 0;
+	msg.dev = m->dev;
+	msg.ino = m->ino;
+	msg.serial = m->serial;
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &copy, sizeof(int));
+	/* In the kernel's hands once sent: safe from our death. */
+	while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+	close(copy);
+	pc__inc(c, 0, shared_fds_sent);
 }
 
 /* The home: one descriptor received for the mapping @msg names. */

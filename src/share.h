@@ -22,6 +22,8 @@ int pc__share_start(struct pc_cache *c);
 uint64_t pc__share_attaches(struct pc_cache *c);
 /* Does this process run @c's threads?  (Private caches: yes.) */
 bool pc__share_is_home(struct pc_cache *c);
+/* The process that does (a shared cache's home); this one if private. */
+pid_t pc__share_home_pid(struct pc_cache *c);
 /* Home's destroy: until every other attached process detached or died. */
 void pc__share_wait_others(struct pc_cache *c);
 /* The service thread stops. */
@@ -37,7 +39,8 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m);
 /*
  * Another process than the home holds a writable descriptor of @m: send
  * it home, unless the home has one (it writes @m back).  Before the open
- * that made it returns.
+ * that made it returns; no lock of the cache may be held (the send may
+ * wait for the home, and the home for the cache's locks).
  */
 void pc__share_send_fd(struct pc_mapping *m);
 

@@ -42,6 +42,9 @@
  *                    while anyone uses it: the caller leaves, a child it
  *                    forked is killed, and its data still reaches the
  *                    disk when the cache process ends the cache
+ *   send_unlocked    a child's open waits in sendmsg (the cache process
+ *                    stopped, its queue full) holding no lock of the
+ *                    cache: every mapping's disk_size_lock can be taken
  *   detach           a child's pc_cache_destroy leaves the cache working;
  *                    pc_cache_processes counts who is attached
  *   attach_exec      a program exec'd joins a named cache by its name
@@ -64,6 +67,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -71,6 +75,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +84,7 @@
 #include "internal.h"
 #include "io.h"
 #include "node.h"
+#include "share.h"
 #include "shm.h"
 
 #define PG 4096
@@ -829,6 +835,115 @@ static void test_spawn(void **state)
 
 /* ------------------------------------------------------------------ */
 
+#define SEND_FILES 64
+
+/* Is @pid blocked in sendmsg(2)?  (/proc/PID/syscall: its number first.) */
+static bool in_sendmsg(pid_t pid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return atoi(buf) == SYS_sendmsg && buf[0] != 'r';
+}
+
+/*
+ * A process sending a descriptor home holds no lock of the cache while the
+ * send may wait.  The cache process is stopped, so its socket's queue
+ * fills and a child's open blocks in sendmsg; meanwhile every mapping's
+ * disk_size_lock is free (with mappings_lock held, as a last close holds
+ * it).  A sender that held its mapping's disk_size_lock across the send
+ * hung PostgreSQL: a backend's last close waited for it under
+ * mappings_lock, which the home's service thread waited for.  Once the
+ * cache process goes on, every open ends and every descriptor was sent.
+ */
+static void test_send_unlocked(void **state)
+{
+#ifdef PC_TSAN
+	skip();		/* the cache process starts threads (see the top) */
+#endif
+	char name[64], cfg[128];
+	int status, done[2];
+	unsigned opened = 0, locked = 0, free_locks = 0;
+	uint64_t sent0;
+	pc_cache *c;
+	pid_t home, pid;
+	char b;
+
+	(void)state;
+	snprintf(name, sizeof(name), "send-%d", (int)getpid());
+	snprintf(cfg, sizeof(cfg), "shared=on memory=4M name=%s", name);
+	assert_int_equal(pc_cache_spawn(cfg), 0);
+	assert_int_equal(pc_cache_attach(&c, name), 0);
+	home = pc__share_home_pid(c);
+	assert_true(home > 0 && home != getpid());
+	sent0 = tu_vm(c, "shared_fds_sent");
+	assert_int_equal(pipe(done), 0);
+	assert_int_equal(kill(home, SIGSTOP), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(done[0]);
+		for (unsigned i = 0; i < SEND_FILES; i++) {
+			char file[32];
+			pc_file *f;
+
+			snprintf(file, sizeof(file), "send%02u", i);
+			if (pc_open(c, tu_path(file), O_RDWR | O_CREAT, 0644, &f))
+				_exit(2);
+			if (write(done[1], "o", 1) != 1)
+				_exit(3);
+		}
+		_exit(0);	/* its files closed for it by the reaper */
+	}
+	close(done[1]);
+	/* Until the child waits in sendmsg (the queue is full), or has
+	 * opened them all (a queue longer than SEND_FILES: said below). */
+	while (!in_sendmsg(pid) && opened < SEND_FILES) {
+		struct pollfd p = { done[0], POLLIN, 0 };
+
+		if (poll(&p, 1, 1) == 1 && read(done[0], &b, 1) == 1)
+			opened++;
+	}
+	if (opened == SEND_FILES)
+		printf("   the home's queue held %u messages: nothing waited\n",
+		       opened);
+	pc__lock(&c->mappings_lock);
+	for (unsigned i = 0; i < c->hash_size; i++)
+		for (struct pc_mapping *m = c->hash[i]; m; m = m->hash_next) {
+			if (pc__trylock(&m->disk_size_lock)) {
+				pc__unlock(&m->disk_size_lock);
+				free_locks++;
+			}
+			locked++;
+		}
+	pc__unlock(&c->mappings_lock);
+	if (free_locks < locked) {	/* the home and child go, then fail */
+		kill(pid, SIGKILL);
+		kill(home, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("%u of %u mappings' disk_size_lock held while the "
+			 "child waited in sendmsg", locked - free_locks, locked);
+	}
+	assert_true(locked >= 1);
+	assert_int_equal(kill(home, SIGCONT), 0);
+	while (read(done[0], &b, 1) == 1)
+		opened++;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(opened, SEND_FILES);
+	assert_true(tu_vm(c, "shared_fds_sent") - sent0 >= SEND_FILES);
+	assert_int_equal(pc_cache_destroy(c), 0);	/* we leave; it ends */
+	close(done[0]);
+}
+
 static void detach_child(unsigned i, void *arg)
 {
 	pc_cache *c = arg;
@@ -1014,6 +1129,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_locks_holder_killed),
 		cmocka_unit_test(test_truncate_holder_killed),
 		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_send_unlocked),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_refused),
