@@ -95,6 +95,8 @@ enum {
 	PC_PARK_WAKE,		/* wake_page_bit: told DONE, not futex-woken */
 	PC_PARK_REF,		/* pc_pread: a page held, its copy not made */
 	PC_PARK_ISOLATED,	/* vmscan: a batch isolated from the LRU */
+	PC_PARK_WB_TAGGED,	/* writeback: a gang locked, its tags moved */
+	PC_PARK_WB_MARKED,	/* writeback: a page under writeback, locked */
 };
 #ifdef PC_DEBUG
 extern _Atomic int pc__park_at;

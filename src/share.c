@@ -90,6 +90,7 @@
 #include "node.h"
 #include "share.h"
 #include "shm.h"
+#include "tree.h"
 
 #define SLOTS_MAX (1u << 18)		/* mappings of one cache at once */
 #define BK_CHUNK 256u			/* descriptors' entries a chunk */
@@ -774,13 +775,34 @@ static void procs_leave(struct pc_cache *c)
  * from now on (what readers may have seen of it reaches the disk); one not
  * uptodate is read by the next reader (filemap.c).  The dead process's
  * reference, if it had one, stays: the page is only never freed.
+ *
+ * It may also have been gathering the page for writeback (writeback.c):
+ * its tags moved (DIRTY off, WRITEBACK on) before PG_writeback was set -
+ * put back, so the page is written again and nothing waits for it - or
+ * PG_writeback set and the counters moving, not yet marked as its write
+ * in flight (io_pid): how far the counters got cannot be known, so the
+ * cache is broken (each process writes back what it can and goes on
+ * through the kernel).  Once marked, the page is a write in flight
+ * (reap_pages).
  */
 static void lock_abandon(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_mapping *m = page_mapping(p);
 
-	if (m && page_test(p, PG_uptodate))
-		pc__set_page_dirty(m, p);
+	if (m && page_test(p, PG_writeback) && !atomic_load(&p->io_pid)) {
+		atomic_store(c->broken, 1);
+	} else if (m) {
+		/* Locked, so still in its mapping's tree at its index. */
+		pc__lock_counted(&m->tree_lock);
+		if (page_test(p, PG_dirty))
+			pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
+		if (!page_test(p, PG_writeback))
+			pc__tree_tag_clear(&m->tree, page_index(p),
+					   PC_TAG_WRITEBACK);
+		pc__unlock(&m->tree_lock);
+		if (page_test(p, PG_uptodate))
+			pc__set_page_dirty(m, p);
+	}
 	pc__unlock_page(&c->wait, p);
 }
 
@@ -812,6 +834,11 @@ static unsigned reap_pages(struct pc_cache *c, pid_t pid, uint32_t id,
 				else
 					pc__read_abandon(c, p);
 				n++;
+				/* marked by a writeback gang, still locked */
+				if (page_lock_owner(p) == id) {
+					pc__unlock_page(&c->wait, p);
+					(*locks)++;
+				}
 			} else if (page_lock_owner(p) == id) {
 				lock_abandon(c, p);
 				(*locks)++;

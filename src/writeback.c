@@ -22,7 +22,9 @@
  *   - lock them (trylock in the background; sleeping for fsync), skip
  *     those under writeback (fsync waits for them first);
  *   - one tree-lock hold for the gang: DIRTY, TOWRITE off, WRITEBACK on;
- *   - PG_dirty off, PG_writeback on, counters moved, pages unlocked;
+ *   - PG_dirty off, PG_writeback on, counters moved, the page marked as
+ *     this process's write in flight (io_pid: a dead writer's reaper
+ *     makes it dirty again, share.c), pages unlocked;
  *   - each page joins the open run (struct wb_ctl) if it follows the run's
  *     last page; a run is closed into one vectored request when it reaches
  *     1 MiB (PC_MAX_IO_PAGES) or a page does not follow, so runs span
@@ -598,6 +600,7 @@ skip:
 				pc__tree_tag_set(&m->tree, i, PC_TAG_WRITEBACK);
 			}
 			pc__unlock(&m->tree_lock);
+			PC_PARK(PC_PARK_WB_TAGGED);
 			for (unsigned k = 0; k < np; k++) {
 				struct pc_page *p = pages[k];
 
@@ -609,6 +612,14 @@ skip:
 				pc__inc(c, page_node(c, p)->id, nr_writeback);
 				pc_trace(c, PC_TR_WB_START, p, 0);
 				pc__page_sanity(c, p, true);
+				/* A write in flight from here on, for a dead
+				 * process's reaper (share.c); wb_queue marks
+				 * the request's first page. */
+				atomic_store_explicit(&p->io_pid,
+						      pc__io_owner(c, false),
+						      memory_order_release);
+				if (k == 0)
+					PC_PARK(PC_PARK_WB_MARKED);
 				pc__unlock_page(&c->wait, p);
 				wb_add(&w, p, size[k]);	/* our ref goes to the I/O */
 			}

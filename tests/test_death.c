@@ -25,6 +25,10 @@
  *   isolate_killed   killed in reclaim with a batch isolated from the LRU:
  *                    each page is put back on its list and its reference
  *                    given back; a truncation frees every frame
+ *   wb_tagged_killed, wb_marked_killed  a writer killed gathering a
+ *                    dirty page for its fsync, its tags moved or the page
+ *                    under writeback: the page is dirty again, tagged so,
+ *                    not under writeback; the next fsync writes it
  *   pid_reused       a process enters with the pid of a dead one whose
  *                    reap has not run (share.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
@@ -51,6 +55,7 @@
 #include "internal.h"
 #include "node.h"
 #include "share.h"
+#include "tree.h"
 
 #define PG 4096
 #ifdef PC_TSAN
@@ -318,6 +323,77 @@ static pc_file *cached_file(pc_cache *c, const char *name, unsigned pages,
 	return f;
 }
 
+/*
+ * A writer killed gathering a dirty page for its fsync (writeback.c):
+ * @where is after the gang's tags moved (DIRTY off, WRITEBACK on, the page
+ * locked) or after the page went under writeback (locked, marked as its
+ * write in flight).  Either way the page is dirty again, tagged so, not
+ * under writeback and unlocked; the cache is not broken, and the
+ * creator's fsync writes it (no wait for a writeback no one will end).
+ */
+static void wb_killed(const char *name, int where)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[1];
+	pc_file *f = cached_file(c, name, 1, p);
+	uint64_t io0 = tu_vm(c, "shared_io_reaped");
+	uint64_t locks0 = tu_vm(c, "shared_locks_reaped");
+	unsigned char want[PG], got[PG];
+	int ready[2], fd;
+	pid_t pid;
+
+	memset(want, 'w', sizeof(want));
+	assert_int_equal(pc_pwrite(f, want, PG, 0), PG);
+	assert_true(page_test(p[0], PG_dirty));
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		park_at(where, ready[1]);
+		pc_fsync(f);	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(ready[0]), where);
+	assert_true(page_test(p[0], PG_locked));
+	assert_int_equal(page_test(p[0], PG_writeback),
+			 where == PC_PARK_WB_MARKED);
+	kill_wait(pid);
+	wait_processes(c, 1);
+	assert_false(pc_cache_broken(c));
+	assert_false(page_test(p[0], PG_locked));
+	assert_false(page_test(p[0], PG_writeback));
+	assert_true(page_test(p[0], PG_dirty));
+	assert_true(pc__tree_tag_get(&f->mapping->tree, 0, PC_TAG_DIRTY));
+	assert_false(pc__tree_tag_get(&f->mapping->tree, 0, PC_TAG_WRITEBACK));
+	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0,
+			 where == PC_PARK_WB_MARKED ? 1 : 0);
+	assert_int_equal(tu_vm(c, "shared_locks_reaped") - locks0, 1);
+	assert_int_equal(pc_fsync(f), 0);	/* no hang */
+	assert_false(page_test(p[0], PG_dirty));
+	fd = open(tu_path(name), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, got, PG, 0), PG);
+	close(fd);
+	assert_memory_equal(got, want, PG);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+static void test_wb_tagged_killed(void **state)
+{
+	(void)state;
+	wb_killed("wb_tagged", PC_PARK_WB_TAGGED);
+}
+
+static void test_wb_marked_killed(void **state)
+{
+	(void)state;
+	wb_killed("wb_marked", PC_PARK_WB_MARKED);
+}
+
 /* Truncated to nothing, @f's pages are freed: no one held one. */
 static void truncate_frees(pc_file *f, struct pc_page **p, unsigned pages)
 {
@@ -460,6 +536,8 @@ int main(void)
 		cmocka_unit_test(test_read_ref_killed),
 		cmocka_unit_test(test_isolate_killed),
 		cmocka_unit_test(test_pid_reused),
+		cmocka_unit_test(test_wb_tagged_killed),
+		cmocka_unit_test(test_wb_marked_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
