@@ -47,7 +47,8 @@ struct pc_tctx;
 	X(shared_io_reaped) X(shared_attaches) X(shared_locks_reaped) \
 	X(shared_waiters_reaped) X(shared_refs_reaped) \
 	X(writeback_requests_now) X(writeback_requests_staged) \
-	X(writeback_commits)
+	X(writeback_commits) X(writeback_commit_syncs) \
+	X(writeback_file_syncs)
 
 enum pc_vmstat_item {
 #define PC_VM_ENUM(n) PC_VM_##n,

@@ -50,6 +50,15 @@
  *     kernel's own fsync does, and the kernel's copy dropped
  *     (POSIX_FADV_DONTNEED); only then do they complete (wb_finish), a
  *     failure of the sync failing every one of them (they stay dirty).
+ *     Under fsync and fdatasync (pc__fsync_range) the commit is the
+ *     file's fsync or fdatasync itself, through the buffered descriptor
+ *     (the same inode): the kernel writes the pages and the file's
+ *     metadata and flushes the device in one call, as its own fsync of
+ *     a buffered file does, and the fsync after the pass is skipped when
+ *     that commit covers it - nothing under writeback when the fsync
+ *     began or after the pass, which could have completed after the
+ *     commit's flush (writeback_commit_syncs counts such commits,
+ *     writeback_file_syncs the fsyncs after a pass);
  *     O_DIRECT writes done one after the other in the caller cost a
  *     device round trip each (a commit of four scattered database pages:
  *     four), and on a new file an unwritten-extent conversion each, where
@@ -177,10 +186,19 @@ struct wb_io {
 #define WB_NOW_PAGES 16
 
 /* One pc__writeback_range call: the open run and the unsent requests. */
+/* How a staged commit makes its requests durable (wb_ctl.commit). */
+enum wb_commit_how {
+	WB_COMMIT_RANGE,	/* sync_file_range over their span */
+	WB_COMMIT_DATASYNC,	/* fdatasync(2) of the file (fsync's pass) */
+	WB_COMMIT_FSYNC,	/* fsync(2) of the file */
+};
+
 struct wb_ctl {
 	struct pc_mapping *m;
 	bool now;				/* requests marked now */
 	bool staged;				/* now, through sfd (above) */
+	enum wb_commit_how commit;		/* staged: how */
+	unsigned commits, commit_errors;	/* staged: done, failed */
 	int sfd;				/* staged: the buffered descriptor */
 	struct wb_io *held;			/* staged: transferred, not durable */
 	unsigned pending;			/* staged: submitted, not transferred */
@@ -329,15 +347,26 @@ static void wb_commit(struct wb_ctl *w)
 	if (!io)
 		return;
 	w->held = NULL;
+	w->commits++;
 	pc__inc(c, 0, writeback_commits);
-	while (sync_file_range(w->sfd, w->lo, w->hi - w->lo,
-			       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-			       SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
-		if (errno == EINTR)
-			continue;
-		err = pc__io_sync_range_err(-errno);
-		break;
+	if (w->commit != WB_COMMIT_RANGE) {
+		pc__inc(c, 0, writeback_commit_syncs);
+		if ((w->commit == WB_COMMIT_FSYNC ? fsync(w->sfd)
+						  : fdatasync(w->sfd)) != 0)
+			err = -errno;
+	} else {
+		while (sync_file_range(w->sfd, w->lo, w->hi - w->lo,
+				       SYNC_FILE_RANGE_WAIT_BEFORE |
+				       SYNC_FILE_RANGE_WRITE |
+				       SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
+			if (errno == EINTR)
+				continue;
+			err = pc__io_sync_range_err(-errno);
+			break;
+		}
 	}
+	if (err)
+		w->commit_errors++;
 	if (!err)
 		(void)posix_fadvise(w->sfd, w->lo, w->hi - w->lo,
 				    POSIX_FADV_DONTNEED);
@@ -486,8 +515,14 @@ static void wb_add(struct wb_ctl *w, struct pc_page *p, int64_t size)
 	w->run[w->nr++] = p;
 }
 
-int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
-			bool sync, long *budget)
+/*
+ * pc__writeback_range, its staged commits made @how; *@synced (if not
+ * NULL): the pass was staged and its last commit synced the file (no
+ * commit failed), so everything the pass wrote is durable.
+ */
+static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
+			   bool sync, long *budget, enum wb_commit_how how,
+			   bool *synced)
 {
 	struct pc_cache *c = m->cache;
 	struct pc_bdi *b = m->bdi;
@@ -503,8 +538,12 @@ int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	if (m->cache->shared && (atomic_load(&pc__bk(m)->fd) < 0 ||
 				 pc__bk(m)->fd_rdonly))
 		return 0;
+	if (synced)
+		*synced = false;
 	w.m = m;
 	w.now = w.staged = false;
+	w.commit = how;
+	w.commits = w.commit_errors = 0;
 	w.sfd = -1;
 	w.held = NULL;
 	w.pending = 0;
@@ -632,7 +671,17 @@ skip:
 			break;	/* wrapped past the last index */
 	}
 	wb_flush(&w);
+	if (synced)
+		*synced = w.staged && how != WB_COMMIT_RANGE && w.commits &&
+			  !w.commit_errors;
 	return written;
+}
+
+int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
+			bool sync, long *budget)
+{
+	return writeback_range(m, start, end, sync, budget, WB_COMMIT_RANGE,
+			       NULL);
 }
 
 int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
@@ -642,6 +691,7 @@ int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
 	void *items[GANG];
 	uint64_t idx[GANG];
 	uint64_t index = start;
+	int waited = 0;
 
 	while (index <= end) {
 		unsigned n;
@@ -657,8 +707,10 @@ int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
 
 			if (!page_get_unless_zero(p))
 				continue;
-			if (page_mapping(p) == m && page_index(p) == idx[k])
+			if (page_mapping(p) == m && page_index(p) == idx[k]) {
 				pc__wait_on_page_bit(&c->wait, p, PG_writeback);
+				waited++;
+			}
 			pc__put_page(c, p);
 		}
 		/* Waited pages lose the tag: look again from the first. */
@@ -672,19 +724,27 @@ int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
 		if (!n)
 			break;
 	}
-	return 0;
+	return waited;
 }
 
 int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
 		    bool datasync)
 {
 	struct pc_mapping *m = f->mapping;
+	/* A write in flight now may end after a commit's flush (the top). */
+	bool busy = atomic_load(&m->nr_writeback) != 0, synced;
 
-	pc__writeback_range(m, start, end, true, NULL);
-	pc__wait_writeback_range(m, start, end);
+	writeback_range(m, start, end, true, NULL,
+			datasync ? WB_COMMIT_DATASYNC : WB_COMMIT_FSYNC, &synced);
+	if (pc__wait_writeback_range(m, start, end))
+		busy = true;
 	/* (pc__bk(m)->fd, not tail_fd: fsync is of the file, both descriptors') */
-	if ((datasync ? fdatasync(pc__bk(m)->fd) : fsync(pc__bk(m)->fd)) != 0)
-		pc__errseq_set(m, -errno);
+	if (busy || !synced) {
+		pc__inc(m->cache, 0, writeback_file_syncs);
+		if ((datasync ? fdatasync(pc__bk(m)->fd)
+			      : fsync(pc__bk(m)->fd)) != 0)
+			pc__errseq_set(m, -errno);
+	}
 	return pc__errseq_check_advance(m, &f->err_cursor);
 }
 

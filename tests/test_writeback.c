@@ -939,23 +939,29 @@ static void test_sync_write_by_writer(void **state)
 
 /*
  * A commit's few scattered pages are staged: written through the buffered
- * descriptor, made durable by one sync_file_range, none through the
- * O_DIRECT one - the device takes them at once, not one round trip each.
- * A staged write that fails keeps its pages dirty.
+ * descriptor, none through the O_DIRECT one - the device takes them at
+ * once, not one round trip each - and, under fsync, made durable by the
+ * file's fdatasync through that descriptor, with no second sync after
+ * it (a pass of many pages: one sync after it, no commit).  A staged
+ * write that fails keeps its pages dirty.
  */
 static void test_commit_staged(void **state)
 {
 	const char *path = tu_path("staged");
 	pc_cache *c = mk("memory=16M io=fault");
 	struct pc_io_fault direct = write_rule(0, 0, -1), fail = write_rule(EIO, 0, -1);
-	uint64_t st0, cm0, now0;
+	uint64_t st0, cm0, now0, cs0, fs0;
 	pc_file *f;
 	int tail;
 
 	(void)state;
 	f = op(c, path, O_RDWR | O_CREAT | O_TRUNC);
 	write_pat(f, 0, 64 * PAGE, 41);
+	cs0 = vm(c, "writeback_commit_syncs");
+	fs0 = vm(c, "writeback_file_syncs");
 	assert_int_equal(pc_fsync(f), 0);	/* 64 pages: O_DIRECT, ring */
+	assert_int_equal(vm(c, "writeback_commit_syncs") - cs0, 0);
+	assert_int_equal(vm(c, "writeback_file_syncs") - fs0, 1);
 	/* Four pages apart and the file's short last page: five requests. */
 	write_pat(f, 3 * PAGE, PAGE, 42);
 	write_pat(f, 9 * PAGE, PAGE, 42);
@@ -968,10 +974,14 @@ static void test_commit_staged(void **state)
 	st0 = vm(c, "writeback_requests_staged");
 	cm0 = vm(c, "writeback_commits");
 	now0 = vm(c, "writeback_requests_now");
+	cs0 = vm(c, "writeback_commit_syncs");
+	fs0 = vm(c, "writeback_file_syncs");
 	assert_int_equal(pc_fdatasync(f), 0);
 	assert_int_equal(vm(c, "writeback_requests_now") - now0, 5);
 	assert_int_equal(vm(c, "writeback_requests_staged") - st0, 5);
 	assert_int_equal(vm(c, "writeback_commits") - cm0, 1);
+	assert_int_equal(vm(c, "writeback_commit_syncs") - cs0, 1);
+	assert_int_equal(vm(c, "writeback_file_syncs") - fs0, 0);
 	assert_int_equal(pc__io_fault_hits(pc__local(c)->io), 0);
 	assert_int_equal(vm(c, "nr_dirty"), 0);
 	tail = atomic_load(&pc__bk(f->mapping)->tail_fd);
@@ -988,8 +998,12 @@ static void test_commit_staged(void **state)
 	fail.fd = tail;
 	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &fail), 0);
+	fs0 = vm(c, "writeback_file_syncs");
 	assert_int_equal(pc_fsync(f), -EIO);
 	assert_int_equal(vm(c, "nr_dirty"), 2);
+	/* The transfers failed, not the commit's sync: no sync after it
+	 * (the pages say the error, once, through errseq). */
+	assert_int_equal(vm(c, "writeback_file_syncs") - fs0, 0);
 	pc__io_fault_clear(pc__local(c)->io);
 	assert_int_equal(pc_fsync(f), 0);
 	assert_int_equal(vm(c, "nr_dirty"), 0);
