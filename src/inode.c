@@ -686,6 +686,7 @@ PC_EXPORT int pc_cache_sync(pc_cache *c)
 
 	if (!c)
 		return -EINVAL;
+	pc__share_take_fds(c);	/* the home: every file sent so far */
 	pc__lock(&c->mappings_lock);
 	all = malloc((c->nr_mappings + 1) * sizeof(*all));
 	for (unsigned h = 0; all && h < c->hash_size; h++)

@@ -33,14 +33,34 @@
  * The home: the process that made the cache runs its threads - kswapd,
  * the flushers - and a service thread.  Writeback needs a descriptor of
  * each dirty file in the home, so a process that opens a file for writing
- * sends the home its descriptor (SCM_RIGHTS to the home's datagram socket,
- * bound to an abstract name made of a random id; the send may wait for
- * the home, so no lock of the cache is held) before the open returns:
- * whatever it then writes, the home can write back, even after the
- * writer died.  The service thread takes a descriptor only if it is the
- * mapping's file open as the message says (anyone may send), and starts
- * the flusher of its device if none runs yet (a bdi made in another
- * process has none).  pc_cache_destroy in the home removes the name, waits
+ * sends the home its descriptor (SCM_RIGHTS to one of the home's datagram
+ * sockets, bound to abstract names made of a random id; the send may wait
+ * for the home, so no lock of the cache is held) before the open returns:
+ * in the kernel's hands from then on, whatever it then writes,
+ * the home can write back, even after the writer died.  The service
+ * thread takes a descriptor only if it is the mapping's file open as the
+ * message says (anyone may send), and starts the flusher of its device if
+ * none runs yet (a bdi made in another process has none).
+ *
+ * Two sockets, so that an open does not wake the home each time (a
+ * wake-up is most of a send's cost; SQLite opens a new journal every
+ * transaction):
+ *   sock     always watched: MSG_ENTER, MSG_STOP, and a descriptor of a
+ *            file on a device whose flusher has not started (the home
+ *            must start it now), or one the escrow had no room for;
+ *   escrow   descriptors for a device whose flusher runs: the send does
+ *            not wake the home while it is "cooling" - after a look that
+ *            found any, the service thread looks again only ESCROW_MS
+ *            later (or at its next wake-up for anything else), so a
+ *            stream of opens costs it one wake-up each ESCROW_MS, not
+ *            one each.  An escrow that is full (the kernel's
+ *            max_dgram_qlen) makes the sender use sock instead.  The
+ *            home takes what the escrow holds at every wake-up of the
+ *            service thread (before it reaps the dead: their descriptors
+ *            are there), at pc_cache_sync and when the service stops, so
+ *            a descriptor waits at most ESCROW_MS, and never past a
+ *            writeback that needs it.  Counters: shared_fds_sent (every
+ *            send), shared_fds_escrowed (those through the escrow).  pc_cache_destroy in the home removes the name, waits
  * until every other process attached has detached or died, then tears
  * the cache down as a private one; in another process it detaches (its
  * descriptors closed, its batches drained; the region unmapped).
@@ -129,6 +149,8 @@ struct pc_share {
 	uint64_t id;			/* read-only: random; names the
 					   home's socket */
 	int sock;			/* read-only: the home's, bound */
+	int escrow;			/* read-only: the home's, bound
+					   (the top: two sockets) */
 	_Atomic bool closing;		/* the home is tearing it down */
 	_Atomic uint64_t attaches;	/* processes entered, ever (a gauge
 					   of vmstat.c: shared_attaches) */
@@ -478,16 +500,23 @@ pid_t pc__share_home_pid(struct pc_cache *c)
 	return c->shared ? c->share->home_pid : getpid();
 }
 
-static void home_addr(const struct pc_share *s, struct sockaddr_un *a,
-		      socklen_t *len)
+/* The name of the home's socket, or (@escrow) of its escrow. */
+static void sock_addr(const struct pc_share *s, bool escrow,
+		      struct sockaddr_un *a, socklen_t *len)
 {
 	memset(a, 0, sizeof(*a));
 	a->sun_family = AF_UNIX;
 	/* sun_path[0] = 0: an abstract name, gone with the socket */
-	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, SOCK_NAME,
-		 (unsigned long long)s->id);
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, SOCK_NAME "%s",
+		 (unsigned long long)s->id, escrow ? "-escrow" : "");
 	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
 			   strlen(a->sun_path + 1));
+}
+
+static void home_addr(const struct pc_share *s, struct sockaddr_un *a,
+		      socklen_t *len)
+{
+	sock_addr(s, false, a, len);
 }
 
 /* This process's socket to send the home descriptors (made once). */
@@ -534,6 +563,7 @@ void pc__share_send_fd(struct pc_mapping *m)
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
 	int fd, sock, copy = -1;
+	bool escrow;
 
 	if (!c->shared || pc__share_is_home(c) ||
 	    atomic_load(&m->home_rw))
@@ -542,12 +572,15 @@ void pc__share_send_fd(struct pc_mapping *m)
 	if (sock < 0)
 		return;		/* the home cannot write it back; said by
 				   the counter staying put */
-	home_addr(c->share, &to, &mh.msg_namelen);
+	/* A device the home writes already: no need to wake it. */
+	escrow = atomic_load(&m->bdi->started);
+	sock_addr(c->share, escrow, &to, &mh.msg_namelen);
 	b = pc__bk(m);
 	pc__lock(&m->disk_size_lock);
 	fd = atomic_load(&b->fd);
+	/* At or above fd, itself out of the program's way: one call. */
 	if (fd >= 0 && !b->fd_rdonly)
-		copy = pc__fd_high(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+		copy = fcntl(fd, F_DUPFD_CLOEXEC, fd);
 	pc__unlock(&m->disk_size_lock);
 	if (copy < 0)
 		return;
@@ -561,14 +594,34 @@ void pc__share_send_fd(struct pc_mapping *m)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &copy, sizeof(int));
-	/* In the kernel's hands once sent: safe from our death. */
-	while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
+	/* In the kernel's hands once sent: safe from our death.  The
+	 * escrow never waits: full (or failing), the message goes to the
+	 * home's socket, which wakes it. */
+	if (escrow) {
+		ssize_t n;
+
+		while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 &&
+		       errno == EINTR)
+			;
+		if (n < 0) {
+			escrow = false;
+			home_addr(c->share, &to, &mh.msg_namelen);
+		}
+	}
+	if (!escrow)
+		while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+	else
+		pc__inc(c, 0, shared_fds_escrowed);
 	close(copy);
 	pc__inc(c, 0, shared_fds_sent);
 }
 
-/* The home: one descriptor received for the mapping @msg names. */
+/*
+ * The home: one descriptor received for the mapping @msg names (moved
+ * out of the program's way if it is kept: one of a mapping gone since,
+ * such as a deleted journal's, is only closed).
+ */
 static void service_take(struct pc_cache *c, const struct share_msg *msg,
 			 int fd)
 {
@@ -582,6 +635,7 @@ static void service_take(struct pc_cache *c, const struct share_msg *msg,
 	if (m && m->serial == msg->serial && fstat(fd, &st) == 0 &&
 	    pc__mapping_matches(m, &st) &&
 	    (msg->rdonly || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR)) {
+		fd = pc__fd_high(fd);
 		pc__lock(&c->mappings_lock);
 		kept = pc__backing_attach_locked(m, fd, msg->rdonly);
 		if (!pc__backing_needs_locked(m, true))
@@ -650,28 +704,41 @@ static void watch_refresh(struct pc_cache *c, struct watch *w, unsigned *nw,
 		(void)procs_others(c);
 }
 
-/* One message at the home's socket: false when told to stop. */
-static bool service_msg(struct pc_cache *c, bool *refresh)
+/*
+ * One message from @sock, without waiting: its length or -errno; *@fd
+ * the descriptor it carried, or -1.
+ */
+static ssize_t recv_one(int sock, struct share_msg *msg, int *fd)
 {
-	struct share_msg msg;
 	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &msg, sizeof(msg) };
+	struct iovec iov = { msg, sizeof(*msg) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
-	ssize_t n = recvmsg(c->share->sock, &mh,
-			    MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	int fd = -1;
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
+	*fd = -1;
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN;
+		return -errno;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		if (cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return n;
+}
+
+/* One message at the home's socket: false when told to stop. */
+static bool service_msg(struct pc_cache *c, bool *refresh)
+{
+	struct share_msg msg;
+	int fd;
+	ssize_t n = recv_one(c->share->sock, &msg, &fd);
+
+	if (n < 0)
+		return n == -EINTR || n == -EAGAIN;
 	if (n == sizeof(msg) && msg.type == MSG_FD && fd >= 0) {
-		service_take(c, &msg, pc__fd_high(fd));
+		service_take(c, &msg, fd);
 		return true;
 	}
 	if (fd >= 0)
@@ -683,13 +750,47 @@ static bool service_msg(struct pc_cache *c, bool *refresh)
 		 atomic_load(&c->share->closing));
 }
 
+/*
+ * The home: take every descriptor the escrow holds (the top); how many.
+ * No lock held.
+ */
+static unsigned escrow_take(struct pc_cache *c)
+{
+	unsigned taken = 0;
+
+	for (;;) {
+		struct share_msg msg;
+		int fd;
+		ssize_t n = recv_one(c->share->escrow, &msg, &fd);
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return taken;	/* EAGAIN: empty */
+		if (n == sizeof(msg) && msg.type == MSG_FD && fd >= 0)
+			service_take(c, &msg, fd);
+		else if (fd >= 0)
+			close(fd);
+		taken++;
+	}
+}
+
+void pc__share_take_fds(struct pc_cache *c)
+{
+	if (c->shared && pc__share_is_home(c))
+		(void)escrow_take(c);
+}
+
+/* After a look at the escrow that found descriptors: the next one, ms. */
+#define ESCROW_MS 10
+
 static void *service_main(void *arg)
 {
 	struct pc_cache *c = arg;
 	struct watch *w = calloc(MAX_PROCS, sizeof(*w));
-	struct pollfd *pf = calloc(MAX_PROCS + 1, sizeof(*pf));
+	struct pollfd *pf = calloc(MAX_PROCS + 2, sizeof(*pf));
 	unsigned nw = 0;
-	bool poll_only = !w || !pf, run = true;
+	bool poll_only = !w || !pf, run = true, cooling = false;
 	sigset_t all;
 
 	sigfillset(&all);
@@ -698,17 +799,23 @@ static void *service_main(void *arg)
 		watch_refresh(c, w, &nw, &poll_only);
 	while (run) {
 		bool refresh = false, died = false;
-		unsigned npf = 0;
+		unsigned npf = 0, nwatch;
 		int n;
 
 		if (pf) {
 			pf[npf++] = (struct pollfd){ c->share->sock, POLLIN, 0 };
 			for (unsigned k = 0; k < nw; k++)
 				pf[npf++] = (struct pollfd){ w[k].fd, POLLIN, 0 };
-			n = poll(pf, npf, poll_only ? REAP_MS : -1);
+			nwatch = npf;
+			if (!cooling)	/* cooling: a send wakes no one */
+				pf[npf++] = (struct pollfd){ c->share->escrow,
+							     POLLIN, 0 };
+			n = poll(pf, npf, poll_only ? REAP_MS :
+					  cooling ? ESCROW_MS : -1);
 		} else {	/* no memory for watches: look every REAP_MS */
 			struct pollfd one = { c->share->sock, POLLIN, 0 };
 
+			nwatch = 1;
 			n = poll(&one, 1, REAP_MS);
 			if (n > 0)
 				run = service_msg(c, &refresh);
@@ -719,15 +826,18 @@ static void *service_main(void *arg)
 			(void)procs_others(c);
 			refresh = true;
 		}
-		for (unsigned k = 1; pf && n > 0 && k < npf; k++)
+		for (unsigned k = 1; pf && n > 0 && k < nwatch; k++)
 			died = died || pf[k].revents;
 		if (pf && n > 0 && pf[0].revents)
 			run = service_msg(c, &refresh);
+		/* Every wake-up, before a reap: the dead's descriptors too. */
+		cooling = escrow_take(c) > 0;
 		if (died)
 			(void)procs_others(c);	/* reaps the dead */
 		if ((died || refresh) && w && pf)
 			watch_refresh(c, w, &nw, &poll_only);
 	}
+	(void)escrow_take(c);	/* for destroy's writeback */
 	for (unsigned k = 0; k < nw; k++)
 		close(w[k].fd);
 	free(w);
@@ -1044,8 +1154,8 @@ static uint64_t random_id(void)
 	return v;
 }
 
-/* The home's socket, bound to its abstract name: 0 or -errno. */
-static int home_sock(struct pc_share *s)
+/* A socket of the home's, bound to its abstract name: fd or -errno. */
+static int bound_sock(struct pc_share *s, bool escrow)
 {
 	struct sockaddr_un a;
 	socklen_t len;
@@ -1053,14 +1163,27 @@ static int home_sock(struct pc_share *s)
 
 	if (fd < 0)
 		return -errno;
-	home_addr(s, &a, &len);
+	sock_addr(s, escrow, &a, &len);
 	if (bind(fd, (struct sockaddr *)&a, len) < 0) {
 		int r = -errno;
 
 		close(fd);
 		return r;
 	}
-	s->sock = pc__fd_high(fd);
+	return pc__fd_high(fd);
+}
+
+/* The home's sockets (the top): 0 or -errno. */
+static int home_sock(struct pc_share *s)
+{
+	s->sock = bound_sock(s, false);
+	if (s->sock < 0)
+		return s->sock;
+	s->escrow = bound_sock(s, true);
+	if (s->escrow < 0) {
+		close(s->sock);
+		return s->escrow;
+	}
 	return 0;
 }
 
@@ -1242,6 +1365,7 @@ void pc__share_detach(struct pc_cache *c)
 	shm = e->l.shm;
 	if (e->l.home) {
 		close(c->share->sock);
+		close(c->share->escrow);
 		if (c->cfg.name[0] && !atomic_load(&c->share->closing))
 			pc__shm_unlink(c->cfg.name);	/* a failed create */
 	}

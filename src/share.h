@@ -43,6 +43,8 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m);
  * wait for the home, and the home for the cache's locks).
  */
 void pc__share_send_fd(struct pc_mapping *m);
+/* The home: take the descriptors sent to its escrow so far (share.c). */
+void pc__share_take_fds(struct pc_cache *c);
 
 /* This process's I/O backend for @c (the fallback to sync said once). */
 int pc__io_make(struct pc_cache *c, struct pc_local *l);

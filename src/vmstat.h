@@ -43,7 +43,7 @@ struct pc_tctx;
 	X(writeback_requests) X(balance_dirty_pages_idle) \
 	X(writeback_backoff) X(writeback_lost) X(stale_opens) \
 	X(backing_fd_release) X(backing_fd_emfile) X(io_uring_fallback) \
-	X(shared_fds_sent) X(shared_procs_reaped) X(shared_files_reaped) \
+	X(shared_fds_sent) X(shared_fds_escrowed) X(shared_procs_reaped) X(shared_files_reaped) \
 	X(shared_io_reaped) X(shared_attaches) X(shared_locks_reaped) \
 	X(shared_waiters_reaped) X(shared_refs_reaped) \
 	X(writeback_requests_now) X(writeback_requests_staged) \

@@ -18,6 +18,10 @@
  *                    with SIGKILL: every byte is on the disk after the
  *                    creator's sync (the child had sent its descriptor);
  *                    the dead child is reaped once, its file closed
+ *   killed_escrow    the same for three files on a device whose flusher
+ *                    the home runs already: their descriptors went to the
+ *                    escrow (no wake-up of the home), and every byte is
+ *                    on the disk after the home's sync all the same
  *   killed_io        a child killed with a read and a write of its own in
  *                    flight (held by the fault backend): the reaper ends
  *                    them - the read's page unlocked for another reader,
@@ -400,6 +404,7 @@ static void test_killed_writer(void **state)
 	size_t bytes = (size_t)KW_PAGES * PG + 123;	/* a partial tail */
 	unsigned char *want = malloc(bytes);
 	uint64_t sent0 = tu_vm(c, "shared_fds_sent");
+	uint64_t escrowed0 = tu_vm(c, "shared_fds_escrowed");
 	uint64_t reaped0 = tu_vm(c, "shared_procs_reaped");
 	uint64_t files0 = tu_vm(c, "shared_files_reaped");
 	pid_t pid;
@@ -430,6 +435,9 @@ static void test_killed_writer(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status));
 	assert_true(tu_vm(c, "shared_fds_sent") - sent0 >= 1);
+	/* The child made the device's bdi: the home had to start its
+	 * flusher, so the descriptor went to its socket, not the escrow. */
+	assert_int_equal(tu_vm(c, "shared_fds_escrowed") - escrowed0, 0);
 	wait_processes(c, 1);	/* reaped it */
 	assert_int_equal(tu_vm(c, "shared_procs_reaped") - reaped0, 1);
 	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
@@ -438,6 +446,71 @@ static void test_killed_writer(void **state)
 	disk_check(path, want, bytes);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	free(want);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+#define KE_FILES 3
+
+static void test_killed_escrow(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=8M" IO);
+	uint64_t seed = tu_seed("shared killed_escrow");
+	size_t bytes = 37 * PG + 5;
+	unsigned char *want[KE_FILES];
+	char path[KE_FILES][256];
+	uint64_t sent0, escrowed0;
+	pc_file *f;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	/* The home opens a file on the device first: its flusher runs. */
+	assert_int_equal(pc_open(c, tu_path("escrow-home"), O_RDWR | O_CREAT |
+				 O_TRUNC, 0644, &f), 0);
+	assert_int_equal(pc_close(f), 0);
+	for (int i = 0; i < KE_FILES; i++) {
+		want[i] = malloc(bytes);
+		assert_non_null(want[i]);
+		tu_pattern(want[i], bytes, seed + (uint64_t)i, 0);
+		snprintf(path[i], sizeof(path[i]), "%s%d", tu_path("escrow"), i);
+	}
+	sent0 = tu_vm(c, "shared_fds_sent");
+	escrowed0 = tu_vm(c, "shared_fds_escrowed");
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < KE_FILES; i++) {
+			pc_file *g;
+
+			if (pc_open(c, path[i], O_RDWR | O_CREAT | O_TRUNC,
+				    0644, &g))
+				_exit(2);
+			if (pc_pwrite(g, want[i], bytes, 0) != (ssize_t)bytes)
+				_exit(3);
+		}
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		pause();	/* killed here, the files never closed */
+		_exit(5);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(tu_vm(c, "shared_fds_sent") - sent0, KE_FILES);
+	assert_int_equal(tu_vm(c, "shared_fds_escrowed") - escrowed0, KE_FILES);
+	wait_processes(c, 1);
+	/* The home's sync takes what the escrow still holds. */
+	assert_int_equal(pc_cache_sync(c), 0);
+	for (int i = 0; i < KE_FILES; i++) {
+		disk_check(path[i], want[i], bytes);
+		free(want[i]);
+	}
+	assert_int_equal(pc_cache_destroy(c), 0);
 	close(ready[0]);
 	close(ready[1]);
 }
@@ -1123,6 +1196,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_random_model),
 		cmocka_unit_test(test_one_budget),
 		cmocka_unit_test(test_killed_writer),
+		cmocka_unit_test(test_killed_escrow),
 		cmocka_unit_test(test_killed_io),
 		cmocka_unit_test(test_errors_once),
 		cmocka_unit_test(test_lock_holder_killed),
