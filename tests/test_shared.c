@@ -769,6 +769,7 @@ static void test_locks_holder_killed(void **state)
 	assert_int_equal(pc_ftruncate(fa, 3 * PG), 0);	/* i_rwsem */
 	assert_int_equal(pc_pwrite(fa, "k", 1, 0), 1);	/* the page lock */
 	assert_int_equal(pc_pwrite(fb, "m", 1, 0), 1);	/* the other one */
+	wait_processes(c, 1);	/* its reap over: counted at its end */
 	assert_int_equal(tu_vm(c, "shared_locks_reaped") - locks0, 3);
 	assert_int_equal(tu_vm(c, "shared_procs_reaped") - procs0, 1);
 	assert_false(pc_cache_broken(c));
