@@ -15,8 +15,11 @@
  *     │<───────── pipe: create's result ──────── caller's open;
  *     │                                           pc_cache_create, then
  *   waits for the child, reads the result          every POLL_MS: anyone
- *   (then pc_cache_attach joins by the name)       attached, or come and
- *                                                  gone?  Idle IDLE_MS
+ *   (then pc_cache_attach joins by the name)       in the table, or come
+ *                                                  and gone? (counted, no
+ *                                                  process looked at: the
+ *                                                  service thread reaps
+ *                                                  the dead)  Idle IDLE_MS
  *                                                  (FIRST_MS before the
  *                                                  first): destroy, exit
  *
@@ -42,6 +45,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "share.h"
 
 #define IDLE_MS 1000		/* the cache process outlives its last user */
 #define FIRST_MS 10000		/* ... and waits this long for a first */
@@ -80,8 +84,7 @@ static void __attribute__((noreturn)) cache_process(const char *cfg)
 	r = pc_cache_create(&c, cfg);
 	if (write(READY_FD, &r, sizeof(r)) != sizeof(r) || r)
 		_exit(r ? 1 : 0);
-	if (pc_vmstat(c, "shared_attaches", &seen))
-		seen = 0;
+	seen = pc__share_attaches(c);
 	close(READY_FD);
 	idle_since = now_ms();
 	for (;;) {
@@ -89,10 +92,11 @@ static void __attribute__((noreturn)) cache_process(const char *cfg)
 
 		nanosleep(&ts, NULL);
 		/* Someone who came and went between two looks (one that
-		 * checked the cache is there, then left) counts too. */
-		if (pc_vmstat(c, "shared_attaches", &attaches))
-			attaches = seen;
-		if (pc_cache_processes(c) > 1 || attaches != seen) {
+		 * checked the cache is there, then left) counts too.  The
+		 * table is only counted: the service thread reaps a death
+		 * (share.c), so no process is looked at here. */
+		attaches = pc__share_attaches(c);
+		if (pc__share_entered(c) > 0 || attaches != seen) {
 			seen = attaches;
 			wait_ms = IDLE_MS;
 			idle_since = now_ms();

@@ -490,6 +490,20 @@ uint64_t pc__share_attaches(struct pc_cache *c)
 	return c->share ? atomic_load(&c->share->attaches) : 0;
 }
 
+unsigned pc__share_entered(struct pc_cache *c)
+{
+	unsigned n = 0;
+
+	if (!c->share)
+		return 0;
+	for (unsigned i = 0; i < MAX_PROCS; i++) {
+		pid_t p = atomic_load(&c->share->procs[i].pid);
+
+		n += p && p != pc__pid;
+	}
+	return n;
+}
+
 bool pc__share_is_home(struct pc_cache *c)
 {
 	return !c->shared || pc__local_shared(c)->home;

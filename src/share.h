@@ -20,6 +20,13 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 int pc__share_start(struct pc_cache *c);
 /* Processes that entered @c since it was made (0: a private cache). */
 uint64_t pc__share_attaches(struct pc_cache *c);
+/*
+ * Entries of @c's table of processes other than this one's, counted as
+ * they stand: no process is looked at (pc_cache_processes looks at each
+ * and reaps the dead; the service thread reaps a death when its pidfd
+ * says so).  Atomic loads only, no lock: for a loop that polls.
+ */
+unsigned pc__share_entered(struct pc_cache *c);
 /* Does this process run @c's threads?  (Private caches: yes.) */
 bool pc__share_is_home(struct pc_cache *c);
 /* The process that does (a shared cache's home); this one if private. */
