@@ -40,6 +40,7 @@
 #include <linux/magic.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -52,8 +53,12 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* Filesystems whose regular files are not data on a device. */
-static bool pseudo_fs(int fd)
+/*
+ * Filesystems whose regular files are not data on a device.  Each of them
+ * is mounted without one (an anonymous device, major 0), so a file of a
+ * block device's filesystem is none of them without an fstatfs(2).
+ */
+static bool pseudo_fs(int fd, const struct stat *st)
 {
 	static const long magic[] = {
 		PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC,
@@ -64,6 +69,8 @@ static bool pseudo_fs(int fd)
 	};
 	struct statfs sf;
 
+	if (major(st->st_dev) != 0)
+		return false;
 	if (fstatfs(fd, &sf) != 0)
 		return true;
 	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
@@ -134,7 +141,7 @@ void shim_opened(int fd, int flags)
 	struct stat st;
 
 	if (fd <= STDERR_FILENO || (flags & (O_PATH | O_DIRECTORY)) || !shim_active() ||
-	    REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode) || pseudo_fs(fd) ||
+	    REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode) || pseudo_fs(fd, &st) ||
 	    ((flags & O_TRUNC) && !shim_can_write(flags))) {
 		shim_fdt_set(fd, SHIM_E_NONE);	/* a stale entry goes */
 		errno = saved;

@@ -139,6 +139,19 @@ for mode in mmap fork fdlimit creds; do
 	fi
 done
 
+# Pseudo filesystems (proc, sys: no device) go to the kernel, and a file of
+# a device's filesystem (major != 0: no fstatfs asked) to the cache.
+echo 'one line of a file on the disk' > pseudo.file
+pcx --stats pseudo.stats -- sh -c 'cat /sys/devices/system/cpu/possible; cat pseudo.file; grep -c . /proc/self/stat' > pseudo.pc 2>&1
+if [ "$(stat_of pseudo.stats managed_opens)" = 1 ] &&
+   [ "$(sed -n 2p pseudo.pc)" = "$(cat pseudo.file)" ] &&
+   [ "$(sed -n 1p pseudo.pc)" = "$(cat /sys/devices/system/cpu/possible)" ] &&
+   [ "$(sed -n 3p pseudo.pc)" = 1 ]; then
+	ok "pseudo filesystems: the kernel's; the file on the disk: the cache's"
+else
+	bad "pseudo filesystems (managed_opens $(stat_of pseudo.stats managed_opens))"; cat pseudo.pc
+fi
+
 # The shared cache breaks while the helper has a file open: its next call
 # goes through the kernel, said once on stderr, nothing lost.
 broken_run() {	# NAME, then the command prefix (none: plain)
