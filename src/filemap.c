@@ -27,8 +27,12 @@
  *   LRU batch or in-flight read.  Creation's reference goes to the I/O.
  *   In a shared cache the page a read or write holds is recorded in the
  *   thread's context while it holds it (tctx.c: held[PC_HELD_ONE], two
- *   stores to a line the thread owns), so a killed process's reference
- *   is given back by its reaper.
+ *   stores to a line the thread owns), from its get on (get_read_page:
+ *   a sleep for another process's read of it too), so a killed process's
+ *   reference is given back by its reaper; a pc_get_page pin is recorded
+ *   as the process's (tctx.c: pins[], a net count per thread, one store
+ *   each for the get and the put).  Across a sync read the reference is
+ *   the read's (io_pid, read_locked), not recorded.
  *
  * Write (write_iter, behind pc_pwrite and pc_writev, which gathers from
  * an iovec): i_rwsem shared (exclusive for an append, O_APPEND or
@@ -152,13 +156,65 @@ static int new_locked_page(struct pc_mapping *m, uint64_t index, bool write,
 }
 
 /*
+ * Shared caches: the reference get_read_page holds, recorded from the
+ * get on (a sleep for a page another process reads is a place to die
+ * in): in the thread's held[PC_HELD_ONE] for a read (@pin false), as a
+ * pin of the process for pc_get_page (its put may come from any thread).
+ * Not recorded while it is the sync read's (io_pid: the read's reaper
+ * gives it back), so never twice.  A private cache records nothing.
+ */
+struct read_rec {
+	struct pc_tctx *t;
+	bool pin;
+};
+
+static void rec_set(struct pc_cache *c, const struct read_rec *rec,
+		    struct pc_page *p)
+{
+	if (rec->pin)	/* a context or not (its spare), as pc_put_page */
+		pc__pin_note(c, rec->t, p, 1);
+	else
+		pc__held_set(rec->t, PC_HELD_ONE, c, p, 0);
+}
+
+static void rec_clear(struct pc_cache *c, const struct read_rec *rec,
+		      struct pc_page *p)
+{
+	if (rec->pin)
+		pc__pin_note(c, rec->t, p, -1);
+	else
+		pc__held_clear(rec->t, PC_HELD_ONE);
+}
+
+/* The reference and lock of new or locked @p go to its sync read. */
+static int read_locked(struct pc_mapping *m, const struct read_rec *rec,
+		       struct pc_page *p)
+{
+	struct pc_cache *c = m->cache;
+	int r;
+
+	rec_clear(c, rec, p);
+	/* A read in flight from here on (read_io marks it again). */
+	atomic_store_explicit(&p->io_pid, pc__io_owner(c, false),
+			      memory_order_release);
+	r = pc__read_page_sync(m, p);
+	/* Ended (a hole zero-filled leaves the mark): ours again. */
+	atomic_store_explicit(&p->io_pid, 0, memory_order_relaxed);
+	rec_set(c, rec, p);
+	return r;
+}
+
+/*
  * A referenced, uptodate page of @index for reading, reading ahead per the
  * file's state when it is missing.  @req: pages the caller will read.
+ * The reference is recorded as @rec says from its get on.
  */
 static int get_read_page(struct pc_file *f, uint64_t index, unsigned req,
-			 bool nowait, struct pc_page **out)
+			 bool nowait, const struct read_rec *rec,
+			 struct pc_page **out)
 {
 	struct pc_mapping *m = f->mapping;
+	struct pc_cache *c = m->cache;
 	struct pc_page *p;
 	int r;
 
@@ -167,13 +223,16 @@ static int get_read_page(struct pc_file *f, uint64_t index, unsigned req,
 		if (!p) {
 			if (nowait)
 				return -EAGAIN;
-			pc__inc(m->cache, 0, pgfault_miss);
+			pc__inc(c, 0, pgfault_miss);
 			pc__sync_readahead(f, index, req);
 			p = pc__find_get_page(m, index);
+			if (p)
+				rec_set(c, rec, p);
 		} else {
+			rec_set(c, rec, p);
 			if (page_test(p, PG_readahead))
 				pc__async_readahead(f, p, index, req);
-			pc__inc(m->cache, 0, pgfault_hit);
+			pc__inc(c, 0, pgfault_hit);
 		}
 		if (!p) {
 			r = new_locked_page(m, index, false, &p);
@@ -181,33 +240,39 @@ static int get_read_page(struct pc_file *f, uint64_t index, unsigned req,
 				continue;
 			if (r)
 				return r;
-			r = pc__read_page_sync(m, p);
-			pc__unlock_page(&m->cache->wait, p);
+			rec_set(c, rec, p);
+			r = read_locked(m, rec, p);
+			pc__unlock_page(&c->wait, p);
 			if (r) {
-				pc__put_page(m->cache, p);
+				rec_clear(c, rec, p);
+				pc__put_page(c, p);
 				return r;
 			}
 		}
 		if (page_test(p, PG_uptodate))
 			break;
 		if (nowait) {
-			pc__put_page(m->cache, p);
+			rec_clear(c, rec, p);
+			pc__put_page(c, p);
 			return -EAGAIN;
 		}
-		pc__wait_on_page_bit(&m->cache->wait, p, PG_locked);
+		PC_PARK(PC_PARK_READ_WAIT);
+		pc__wait_on_page_bit(&c->wait, p, PG_locked);
 		if (page_test(p, PG_uptodate))
 			break;
 		/* The read failed, or the page was truncated: try ourselves. */
-		pc__lock_page(&m->cache->wait, p);
+		pc__lock_page(&c->wait, p);
 		if (page_mapping(p) != m) {
-			pc__unlock_page(&m->cache->wait, p);
-			pc__put_page(m->cache, p);
+			pc__unlock_page(&c->wait, p);
+			rec_clear(c, rec, p);
+			pc__put_page(c, p);
 			continue;
 		}
-		r = page_test(p, PG_uptodate) ? 0 : pc__read_page_sync(m, p);
-		pc__unlock_page(&m->cache->wait, p);
+		r = page_test(p, PG_uptodate) ? 0 : read_locked(m, rec, p);
+		pc__unlock_page(&c->wait, p);
 		if (r) {
-			pc__put_page(m->cache, p);
+			rec_clear(c, rec, p);
+			pc__put_page(c, p);
 			return r;
 		}
 		break;
@@ -229,6 +294,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 	struct pc_mapping *m;
 	struct pc_cache *c;
 	struct pc_tctx *t;
+	struct read_rec rec = { NULL, false };	/* held[PC_HELD_ONE] */
 	size_t done = 0;
 	int64_t size;
 	uint64_t prev;
@@ -243,6 +309,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 	m = f->mapping;
 	c = f->cache;
 	t = pc__held_ctx(c);	/* shared: the page held is recorded */
+	rec.t = t;
 	size = atomic_load(&m->size);
 	if (off >= size || !len)
 		return 0;
@@ -260,10 +327,9 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 		unsigned how = 0;
 
 		r = get_read_page(f, index, (unsigned)pc_min(last - index + 1, 1u << 20),
-				  false, &p);
+				  false, &rec, &p);
 		if (r)
 			break;
-		pc__held_set(t, PC_HELD_ONE, c, p, 0);
 		PC_PARK(PC_PARK_REF);
 		size = atomic_load(&m->size);	/* truncated meanwhile? */
 		if ((int64_t)pos >= size) {
@@ -464,14 +530,15 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 			} else {
 				/* Ours is the read's while it runs (io_pid:
 				 * its reaper's to give back), not recorded. */
-				pc__held_clear(t, PC_HELD_ONE);
-				r = pc__read_page_sync(m, p);
+				struct read_rec rec = { t, false };
+
+				r = read_locked(m, &rec, p);
 				if (r) {
 					pc__unlock_page(&c->wait, p);
+					pc__held_clear(t, PC_HELD_ONE);
 					pc__put_page(c, p);
 					break;
 				}
-				pc__held_set(t, PC_HELD_ONE, c, p, 0);
 			}
 		}
 		iov_copy_from(&cur, (char *)page_data(c, p) + in, n);
@@ -571,6 +638,7 @@ PC_EXPORT ssize_t pc_readv(pc_file *f, const struct iovec *iov, int iovcnt,
 PC_EXPORT int pc_get_page(pc_file *f, uint64_t index, int flags,
 			  pc_page **out)
 {
+	struct read_rec rec = { NULL, true };	/* shared: a pin */
 	struct pc_page *p;
 	int r;
 
@@ -581,9 +649,11 @@ PC_EXPORT int pc_get_page(pc_file *f, uint64_t index, int flags,
 	if (index >= (uint64_t)(atomic_load(&f->mapping->size) + PC_PAGE_SIZE - 1)
 			>> PC_PAGE_SHIFT)
 		return -ENXIO;
-	r = get_read_page(f, index, 1, flags & PC_GET_NOWAIT, &p);
+	rec.t = pc__held_ctx(f->cache);
+	r = get_read_page(f, index, 1, flags & PC_GET_NOWAIT, &rec, &p);
 	if (r)
 		return r;
+	PC_PARK(PC_PARK_PINNED);
 	if (page_test(p, PG_hint))
 		pc__numa_hint_fault(f->cache, p);
 	pc__mark_accessed(f->cache, p);
@@ -599,8 +669,14 @@ PC_EXPORT void *pc_page_data(pc_page *p)
 
 PC_EXPORT void pc_put_page(pc_page *p)
 {
+	struct pc_cache *c;
+
 	if (!p)
 		return;
+	/* A shared cache's pin: given back in the record first. */
+	c = pc__share_page_cache(p);
+	if (c)
+		pc__pin_note(c, pc__tctx(c), p, -1);
 	if (page_put_testzero(p))
 		pc__page_release(pc__page_cache(p), p);
 }

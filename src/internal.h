@@ -176,7 +176,11 @@ struct pc_file {
 /* struct pc_tctx's held[]: which slot records what. */
 #define PC_HELD_ONE 0			/* the read or write path's page */
 #define PC_HELD_ISO_AT 1		/* vmscan: its isolated batch */
-#define PC_HELD_SLOTS (PC_HELD_ISO_AT + PC_RECLAIM_BATCH)
+#define PC_HELD_WB_AT (PC_HELD_ISO_AT + PC_RECLAIM_BATCH)
+#define PC_HELD_WB 64			/* writeback.c: a gang (GANG) */
+#define PC_HELD_DRAIN_AT (PC_HELD_WB_AT + PC_HELD_WB)	/* lru.c: a drain's */
+#define PC_HELD_SLOTS (PC_HELD_DRAIN_AT + 2 * PC_LRU_BATCH)
+#define PC_PINS 16			/* pins[]: pages a thread pinned */
 #define PC_HELD_ISO (1u << 31)		/* the page is off its LRU by us */
 
 /* Per-thread, per-cache context (tctx.c): node, LRU batches. */
@@ -209,9 +213,24 @@ struct pc_tctx {
 	 * the two can only leak a reference, never give one back twice.
 	 * Read by the reaper of its process (pc__tctx_reap), who gives back
 	 * what is recorded.  A line of its own: the read path writes it on
-	 * every page.  Slots: PC_HELD_ONE, then vmscan's isolated batch.
+	 * every page.  Slots: PC_HELD_ONE, then vmscan's isolated batch, a
+	 * writeback gang's pages (from the get to the io_pid mark), the
+	 * copies a drain of LRU batches took (PC_HELD_ISO until on a list).
 	 */
 	_Atomic uint32_t held[PC_HELD_SLOTS] __attribute__((aligned(64)));
+	/*
+	 * Shared caches: the pins (pc_get_page) this thread took or gave
+	 * back, each as (pfn + 1) << 32 | its net count (int32: a put from
+	 * a thread other than the getter's is -1 here, +1 in the getter's);
+	 * 0 for none.  Written by the thread alone with plain stores (a
+	 * spare context, below: under c->tctx_lock), summed over the
+	 * process's contexts by its reaper, which gives back what is left
+	 * (tctx.c).  After the get, before the put: a death between can
+	 * only leak.
+	 */
+	_Atomic uint64_t pins[PC_PINS] __attribute__((aligned(64)));
+	bool spare;			/* no thread's: a process's overflow
+					   and exited threads' pins */
 };
 
 struct pc_trace;
@@ -385,6 +404,9 @@ void pc__tctx_drain_all(struct pc_cache *c);
 /* The contexts of process @pid's threads (it died): drained, freed. */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid);
 struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
+/* The shared cache this process attached that @p is a page of, or NULL:
+ * no lock, no atomic read-modify-write (share.c). */
+struct pc_cache *pc__share_page_cache(const struct pc_page *p);
 /*
  * The references this thread holds (struct pc_tctx: held[]).  The
  * context to record them in: a shared cache's only (NULL: a private
@@ -408,6 +430,13 @@ static inline void pc__held_clear(struct pc_tctx *t, int i)
 	if (t && i >= 0)
 		atomic_store_explicit(&t->held[i], 0, memory_order_relaxed);
 }
+/*
+ * A pin of @p taken (@delta 1, after the get) or given back (-1, before
+ * the put) by this process, in a shared cache (@t: pc__held_ctx): no
+ * atomic read-modify-write in the common case (the thread's own table).
+ */
+void pc__pin_note(struct pc_cache *c, struct pc_tctx *t,
+		  const struct pc_page *p, int delta);
 /* The slot of [@from, @from + @n) that records @p, or -1. */
 int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
 		  struct pc_cache *c, const struct pc_page *p);

@@ -32,12 +32,20 @@
  * it.  Written pages are not marked on their first write (seed 000: write
  * pages wrongly marked hot cost aim7 13.6%).
  *
+ * Shared caches: a drain's copies of a batch are its references from
+ * the moment the batch is emptied, so it records them in its own
+ * context (internal.h: held[], PC_HELD_ISO until each page is on a list,
+ * plain after, cleared before each put): a drainer's death puts each
+ * page on its list and gives its reference back (tctx.c).  A remote
+ * drain records them in the drainer's context, not the batch owner's.
+ *
  * Locks: t->lock (the batch; its owner and remote drains) → lru_lock.
  */
 #include <stdlib.h>
 
 #include "internal.h"
 #include "node.h"
+#include "pagewait.h"
 #include "tracepoint.h"
 
 static struct pc_lru *page_list(struct pc_node *n, struct pc_page *p)
@@ -94,8 +102,13 @@ void pc__lru_del_locked(struct pc_node *n, struct pc_page *p)
 			      memory_order_relaxed);
 }
 
-/* Put a batch of pages on their lists, one lock hold per node run. */
-static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr)
+/*
+ * Put a batch of pages on their lists, one lock hold per node run.  @d
+ * (shared caches): the drainer's context, whose held[@at + i] records
+ * pages[i] (PC_HELD_ISO: off every list), made plain once it is on one.
+ */
+static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr,
+		       struct pc_tctx *d, int at)
 {
 	struct pc_node *locked = NULL;
 
@@ -109,18 +122,23 @@ static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 			pc__lock_counted(&n->lru_lock);
 			locked = n;
 		}
-		if (!page_mapping(p) || page_test(p, PG_lru))
+		if (!page_mapping(p) || page_test(p, PG_lru)) {
+			pc__held_set(d, at + (int)i, c, p, 0);
 			continue;	/* truncated while batched */
+		}
 		page_set(p, PG_lru);
 		pc__lru_add_locked(n, p, false);
+		pc__held_set(d, at + (int)i, c, p, 0);	/* on its list */
 		pc_trace(c, PC_TR_LRU_INSERT, p, pc_trace_insert_reason(p));
 		if (page_test(p, PG_active))
 			pc__inc(c, n->id, pgactivate);
 	}
 	if (locked)
 		pc__unlock(&locked->lru_lock);
-	for (unsigned i = 0; i < nr; i++)
+	for (unsigned i = 0; i < nr; i++) {
+		pc__held_clear(d, at + (int)i);
 		pc__put_page(c, pages[i]);
+	}
 }
 
 static void activate_locked(struct pc_cache *c, struct pc_node *n,
@@ -148,7 +166,7 @@ static void activate_locked(struct pc_cache *c, struct pc_node *n,
 }
 
 static void drain_activations(struct pc_cache *c, struct pc_page **pages,
-			      unsigned nr)
+			      unsigned nr, struct pc_tctx *d, int at)
 {
 	struct pc_node *locked = NULL;
 
@@ -165,28 +183,41 @@ static void drain_activations(struct pc_cache *c, struct pc_page **pages,
 	}
 	if (locked)
 		pc__unlock(&locked->lru_lock);
-	for (unsigned i = 0; i < nr; i++)
+	for (unsigned i = 0; i < nr; i++) {
+		pc__held_clear(d, at + (int)i);
 		pc__put_page(c, pages[i]);
+	}
 }
 
 void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t)
 {
 	struct pc_page *add[PC_LRU_BATCH], *act[PC_LRU_BATCH];
+	/* Shared: the copies are ours, recorded (a remote drain's: in the
+	 * drainer's context, not the batch's), from under t->lock (a death
+	 * holding it breaks the cache) on. */
+	struct pc_tctx *d = pc__held_ctx(c);
+	const int at_add = PC_HELD_DRAIN_AT, at_act = at_add + PC_LRU_BATCH;
 	unsigned na, nc;
 
 	pc__lock(&t->lock);
 	na = t->nr_add;
 	nc = t->nr_act;
-	for (unsigned i = 0; i < na; i++)
+	for (unsigned i = 0; i < na; i++) {
 		add[i] = t->add[i];
-	for (unsigned i = 0; i < nc; i++)
+		pc__held_set(d, at_add + (int)i, c, add[i], PC_HELD_ISO);
+	}
+	for (unsigned i = 0; i < nc; i++) {
 		act[i] = t->act[i];
+		pc__held_set(d, at_act + (int)i, c, act[i], 0);
+	}
 	t->nr_add = t->nr_act = 0;
 	pc__unlock(&t->lock);
+	if (na || nc)
+		PC_PARK(PC_PARK_DRAIN);
 	if (na)
-		drain_adds(c, add, na);
+		drain_adds(c, add, na, d, at_add);
 	if (nc)
-		drain_activations(c, act, nc);
+		drain_activations(c, act, nc, d, at_act);
 }
 
 void pc__lru_add(struct pc_cache *c, struct pc_page *p)
@@ -196,7 +227,7 @@ void pc__lru_add(struct pc_cache *c, struct pc_page *p)
 
 	page_get(p);
 	if (!t) {
-		drain_adds(c, &p, 1);
+		drain_adds(c, &p, 1, NULL, 0);
 		return;
 	}
 	pc__lock(&t->lock);

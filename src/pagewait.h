@@ -97,6 +97,10 @@ enum {
 	PC_PARK_ISOLATED,	/* vmscan: a batch isolated from the LRU */
 	PC_PARK_WB_TAGGED,	/* writeback: a gang locked, its tags moved */
 	PC_PARK_WB_MARKED,	/* writeback: a page under writeback, locked */
+	PC_PARK_READ_WAIT,	/* get_read_page: held, waiting for a read */
+	PC_PARK_PINNED,		/* pc_get_page: the pin taken */
+	PC_PARK_RA_NEW,		/* readahead: a run added, not yet read */
+	PC_PARK_DRAIN,		/* lru.c: a drain's copies taken */
 };
 #ifdef PC_DEBUG
 extern _Atomic int pc__park_at;

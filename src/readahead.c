@@ -48,7 +48,11 @@
  * 1 MiB and returns: nobody waits but a reader that needs one of the pages
  * now (it sleeps on that page's lock) - except the reader of a miss,
  * whose own page (the window's first) is read by the reader itself, in a
- * small request of its own, before the rest of the window is queued.  Only the page the reader needs now
+ * small request of its own, before the rest of the window is queued.  In a
+ * shared cache each new page is marked as this process's read in flight
+ * (io_pid) before it is inserted, so a death before its request is made
+ * leaves it to the reaper of a dead reader (unlocked, its reference
+ * given back: share.c).  Only the page the reader needs now
  * may enter direct reclaim; the rest of a window is allocated with
  * PC_GFP_NORETRY (down to the min mark, no reclaim), and an async window
  * only while a node it may come from (with numa.node_reclaim, the
@@ -351,6 +355,11 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		if (!p)
 			break;	/* out of free frames: cut the window short */
 		pc__page_lock_new(p);
+		/* A read in flight from now on, before anyone sees it: a
+		 * death before its submission is the read's reaper's
+		 * (share.c: unlocked, the reference given back). */
+		atomic_store_explicit(&p->io_pid, pc__io_owner(c, false),
+				      memory_order_relaxed);
 		if (!need)
 			page_set(p, PG_rapage);
 		if (use_once)
@@ -358,6 +367,8 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		if (i == mark || i == last_mark)
 			page_set(p, PG_readahead);
 		if (pc__add_to_page_cache(m, p, i)) {
+			atomic_store_explicit(&p->io_pid, 0,
+					      memory_order_relaxed);
 			page_clear(p, PG_locked);
 			pc__put_page(c, p);
 			z += submit_run(m, run, &n, &now);
@@ -369,6 +380,8 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		if (n == RA_RUN_PAGES)
 			z += submit_run(m, run, &n, &now);
 	}
+	if (n)
+		PC_PARK(PC_PARK_RA_NEW);
 	z += submit_run(m, run, &n, &now);
 	if (added)
 		pc__add(c, 0, ra_pages, added);

@@ -25,6 +25,13 @@
  * stays locked and keeps its reference (its caller holds both), and a
  * read_wait on the caller's stack is signalled instead.
  *
+ * Shared caches: a page is marked as its reader's read in flight (io_pid)
+ * from when readahead makes it (readahead.c; a sync reader's caller marks
+ * it too) until its reference goes back - by read_end_io, or here when a
+ * page is zero-filled or its request could not be made - so a reader that
+ * dies before its request went out is reaped like one whose request was
+ * in flight (share.c: the page unlocked, the reference given back).
+ *
  * Locks: the pages come locked (the page lock is what makes a new page
  * "I/O in flight" to readers, filemap.c); read_wait.lock only pairs the
  * completion with the sync reader.  No other lock is taken here.
@@ -133,6 +140,8 @@ static void zero_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr,
 		memset(page_data(c, pages[i]), 0, PC_PAGE_SIZE);
 		page_set(pages[i], PG_uptodate);
 		if (unlock) {	/* as read_end_io: the reference first */
+			atomic_store_explicit(&pages[i]->io_pid, 0,
+					      memory_order_relaxed);
 			pc__put_page(c, pages[i]);
 			pc__unlock_page(&c->wait, pages[i]);
 		}
@@ -264,6 +273,9 @@ static unsigned read_pages(struct pc_mapping *m, struct pc_page **pages,
 				for (unsigned k = i; k < i + n; k++) {
 					page_set(pages[k], PG_error);
 					if (!wait) {
+						atomic_store_explicit(
+							&pages[k]->io_pid, 0,
+							memory_order_relaxed);
 						pc__unlock_page(&c->wait, pages[k]);
 						pc__put_page(c, pages[k]);
 					}

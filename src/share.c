@@ -73,7 +73,8 @@
  * reader, writes dirty again), the page locks it held (their owner, 1 +
  * its slot in the table, is in the page's flags), its holds on the
  * mappings' i_rwsem (a fragile one breaks the cache), its ebr slots, its
- * threads' contexts and the files it left open.  It counts as attached
+ * threads' contexts (the references and pins they record given back:
+ * tctx.c) and the files it left open.  It counts as attached
  * until the reap is over, and its slot is not reused before.  Pids are
  * reused: a process that enters while an entry of its pid is in the table
  * (a dead one's) reaps that first, before it holds anything marked with
@@ -168,12 +169,15 @@ struct local_ent {
 	struct pc_local l;
 	_Atomic int sock;		/* to send the home descriptors; -1:
 					   not made yet (share_sock) */
+	_Atomic uintptr_t lo, hi;	/* its page descriptors, once whole
+					   (pc__share_page_cache); 0: not */
 	pthread_t service;		/* home: the service thread */
 	bool service_started;
 };
 
 static struct pc_lock local_lock = PC_LOCK_INITIALIZER(PC_RANK_LOCAL);
 static struct local_ent local[MAX_LOCAL];
+static _Atomic bool local_any;	/* a shared cache was ever attached */
 
 /* ------------------------------------------------------------------ */
 /* This process's part.                                                 */
@@ -186,12 +190,39 @@ static struct local_ent *local_ent(struct pc_cache *c)
 	return NULL;
 }
 
+struct pc_cache *pc__share_page_cache(const struct pc_page *p)
+{
+	if (!atomic_load_explicit(&local_any, memory_order_relaxed))
+		return NULL;
+	for (unsigned i = 0; i < MAX_LOCAL; i++) {
+		uintptr_t lo = atomic_load_explicit(&local[i].lo,
+						    memory_order_acquire);
+
+		if (lo && (uintptr_t)p >= lo &&
+		    (uintptr_t)p < atomic_load_explicit(&local[i].hi,
+							memory_order_relaxed))
+			return atomic_load_explicit(&local[i].c,
+						    memory_order_relaxed);
+	}
+	return NULL;
+}
+
 struct pc_local *pc__local_shared(struct pc_cache *c)
 {
 	struct local_ent *e = local_ent(c);
 
 	PC_ASSERT(e);	/* a process uses only caches it attached */
 	return &e->l;
+}
+
+/* @c is whole: pc__share_page_cache may find its pages. */
+static void local_whole(struct local_ent *e, struct pc_cache *c)
+{
+	atomic_store_explicit(&e->hi, (uintptr_t)(c->pages + c->span_frames),
+			      memory_order_relaxed);
+	atomic_store_explicit(&e->lo, (uintptr_t)c->pages,
+			      memory_order_release);
+	atomic_store(&local_any, true);
 }
 
 static struct local_ent *local_add(struct pc_cache *c, struct pc_shm *shm)
@@ -243,6 +274,7 @@ static void local_remove(struct local_ent *e)
 	if (atomic_load(&e->sock) >= 0)
 		close(atomic_load(&e->sock));
 	atomic_store(&e->sock, -1);
+	atomic_store(&e->lo, 0);
 	memset(&e->l, 0, sizeof(e->l));
 	atomic_store(&e->c, NULL);
 	pc__unlock(&local_lock);
@@ -1261,6 +1293,7 @@ int pc__share_start(struct pc_cache *c)
 	if (r)
 		return r;
 	e->service_started = true;
+	local_whole(e, c);
 	/* Whole now: attach may find it. */
 	atomic_store(pc__shm_root(e->l.shm, 1), (void *)(uintptr_t)LAYOUT_ID);
 	atomic_store(pc__shm_root(e->l.shm, 0), c);
@@ -1324,6 +1357,7 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 		pc__shm_detach(shm);
 		return r;
 	}
+	local_whole(e, c);
 	*out = c;
 	return 0;
 }

@@ -29,20 +29,28 @@
  *
  * A context also records the pages its thread holds a reference on
  * across code where its process may die (held[]: the read and write
- * paths' page, reclaim's isolated batch), so that the reaper of a dead
- * process gives them back (pc__tctx_reap: an isolated page back on its
- * list first).  A record is set after the get and cleared before the put
+ * paths' page, reclaim's isolated batch, a writeback gang's pages, the
+ * copies lru.c's drain takes of a batch), so that the reaper of a dead
+ * process gives them back (pc__tctx_reap: a page off its list back on
+ * it first).  A record is set after the get and cleared before the put
  * or before the reference goes to another holder, by its thread alone: a
  * death between can leak a reference, never give one back twice.  So no
  * record covers a page while its reference is its I/O's (io_pid: the
- * I/O's reaper gives that one back, share.c): the write path lets go of
- * its record across the read of a page it fills partly.  Not
- * recorded (a death there still pins the frame): a page a program holds
- * through pc_get_page (its pc_put_page may come from any thread), pages
- * made by readahead before their read is submitted, a writeback gang
- * before its requests mark io_pid, the copies lru.c's drain takes of a
- * batch, and what dropbehind, truncation and migration hold under a
- * mutex (a death there breaks the cache anyway).
+ * I/O's reaper gives that one back, share.c): a reader or writer lets go
+ * of its record across a sync read of the page (filemap.c).
+ *
+ * Pins (pc_get_page) are the process's: pc_put_page may come from any of
+ * its threads.  Each thread keeps a net count per pinned page in pins[]
+ * (a get +1 in the getter's table, a put -1 in the putter's: plain
+ * stores, no read-modify-write on the zero-copy hit path); a full table,
+ * and the entries of a thread that exits, go to a spare context of the
+ * process (no thread's, under c->tctx_lock).  The reaper sums the dead
+ * process's tables per page and gives back what is left
+ * (shared_pins_reaped; shared_pins_unrecorded counts pins no spare could
+ * be made for).  Not recorded (a death there still pins the frame): the
+ * instructions between a get and its record, fadvise's invalidation, and
+ * what dropbehind, truncation and migration hold under a mutex (a death
+ * there breaks the cache anyway).
  *
  * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
  */
@@ -109,6 +117,8 @@ static void tctx_unlink(struct pc_cache *c, struct pc_tctx *t)
 	pc__unlock(&c->tctx_lock);
 }
 
+static void pins_hand_over(struct pc_cache *c, struct pc_tctx *t);
+
 /* Thread exit: give back the contexts of the caches still alive. */
 static void tctx_exit(void *arg)
 {
@@ -123,6 +133,8 @@ static void tctx_exit(void *arg)
 		c = live_find(slots[i].id);
 		if (c && c == t->cache) {
 			pc__lru_drain(c, t);
+			if (c->shared)
+				pins_hand_over(c, t);
 			tctx_unlink(c, t);
 			pc__lock_destroy(&t->lock);
 			pc__cache_free(c, t, sizeof(*t));
@@ -208,6 +220,158 @@ int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
 	return -1;
 }
 
+/* ------------------------------------------------------------------ */
+/* Pins (pc_get_page): per thread, net, summed by the reaper.          */
+
+#define PIN_KEY(v) ((uint32_t)((v) >> 32))
+#define PIN_NET(v) ((int32_t)(uint32_t)(v))
+
+/* Add @delta to @key's entry of @pins (or a free one): false if full. */
+static bool pins_add(_Atomic uint64_t *pins, uint32_t key, int delta)
+{
+	int free_at = -1;
+
+	for (int i = 0; i < PC_PINS; i++) {
+		uint64_t v = atomic_load_explicit(&pins[i],
+						  memory_order_relaxed);
+
+		if (PIN_KEY(v) == key) {
+			int32_t n = PIN_NET(v) + delta;
+
+			atomic_store_explicit(&pins[i], n ? (uint64_t)key << 32 |
+						       (uint32_t)n : 0,
+					      memory_order_release);
+			return true;
+		}
+		if (!v && free_at < 0)
+			free_at = i;
+	}
+	if (free_at < 0)
+		return false;
+	atomic_store_explicit(&pins[free_at],
+			      (uint64_t)key << 32 | (uint32_t)delta,
+			      memory_order_release);
+	return true;
+}
+
+/*
+ * Into a spare context of this process (under c->tctx_lock): a thread's
+ * table was full, or the thread exits with entries.  A new spare is made
+ * when every one is full; a spare without entries is not freed (at most
+ * as many as the process ever needed at once, freed by its reap or
+ * detach).
+ */
+static void pins_add_spare(struct pc_cache *c, uint32_t key, int delta)
+{
+	pid_t pid = getpid();
+	struct pc_tctx *t;
+
+	pc__lock(&c->tctx_lock);
+	for (t = atomic_load(&c->tctxs); t; t = t->next)
+		if (t->spare && t->pid == pid && pins_add(t->pins, key, delta))
+			break;
+	pc__unlock(&c->tctx_lock);
+	if (t)
+		return;
+	t = pc__cache_zalloc(c, sizeof(*t));
+	if (!t) {	/* unrecorded: a death now pins the frame */
+		pc__inc(c, 0, shared_pins_unrecorded);
+		return;
+	}
+	t->cache = c;
+	t->cache_id = c->id;
+	t->pid = pid;
+	t->spare = true;
+	pc__cache_lock_init(c, &t->lock, PC_RANK_TCTX, -1);
+	(void)pins_add(t->pins, key, delta);
+	t->next = atomic_load_explicit(&c->tctxs, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&c->tctxs, &t->next, t,
+						      memory_order_release,
+						      memory_order_relaxed))
+		;
+}
+
+void pc__pin_note(struct pc_cache *c, struct pc_tctx *t,
+		  const struct pc_page *p, int delta)
+{
+	uint32_t key = page_pfn(c, p) + 1;
+
+	if (!c->shared)
+		return;
+	if (!t || !pins_add(t->pins, key, delta))
+		pins_add_spare(c, key, delta);
+}
+
+/* A thread's context goes (it exits): its pins to a spare. */
+static void pins_hand_over(struct pc_cache *c, struct pc_tctx *t)
+{
+	for (int i = 0; i < PC_PINS; i++) {
+		uint64_t v = atomic_exchange(&t->pins[i], 0);
+
+		if (v)
+			pins_add_spare(c, PIN_KEY(v), PIN_NET(v));
+	}
+}
+
+static int pin_cmp(const void *a, const void *b)
+{
+	uint32_t x = PIN_KEY(*(const uint64_t *)a);
+	uint32_t y = PIN_KEY(*(const uint64_t *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The pins dead process @pid's contexts record (but @own's), summed by
+ * page: each page's net count given back.  Returns the references given.
+ */
+static unsigned pins_give_back(struct pc_cache *c, pid_t pid,
+			       struct pc_tctx *own)
+{
+	uint64_t *all = NULL;
+	size_t n = 0, cap = 0;
+	unsigned given = 0;
+
+	pc__lock(&c->tctx_lock);
+	for (struct pc_tctx *t = atomic_load(&c->tctxs); t; t = t->next) {
+		if (t->pid != pid || t == own)
+			continue;
+		for (int i = 0; i < PC_PINS; i++) {
+			uint64_t v = atomic_exchange(&t->pins[i], 0);
+
+			if (!v)
+				continue;
+			if (n == cap) {
+				uint64_t *bigger;
+
+				cap = cap ? 2 * cap : 64;
+				bigger = realloc(all, cap * sizeof(*all));
+				if (!bigger)
+					break;	/* no memory: those pinned */
+				all = bigger;
+			}
+			all[n++] = v;
+		}
+	}
+	pc__unlock(&c->tctx_lock);
+	if (n)
+		qsort(all, n, sizeof(*all), pin_cmp);
+	for (size_t i = 0; i < n;) {
+		uint32_t key = PIN_KEY(all[i]);
+		int64_t net = 0;
+
+		for (; i < n && PIN_KEY(all[i]) == key; i++)
+			net += PIN_NET(all[i]);
+		for (struct pc_page *p = pfn_page(c, key - 1);
+		     net > 0 && page_count(p) > 0; net--) {
+			pc__put_page(c, p);
+			given++;
+		}
+	}
+	free(all);
+	return given;
+}
+
 /*
  * What a dead thread's record says it held: one reference each, and an
  * isolated page (PC_HELD_ISO) back on its LRU list first - unless it has
@@ -255,6 +419,7 @@ void pc__tctx_reap(struct pc_cache *c, pid_t pid)
 	for (int i = 0; i < TCTX_SLOTS; i++)
 		if (slots[i].t && slots[i].id == c->id)
 			own = slots[i].t;
+	pc__add(c, 0, shared_pins_reaped, pins_give_back(c, pid, own));
 	for (;;) {
 		struct pc_tctx *t;
 

@@ -46,6 +46,7 @@ struct pc_tctx;
 	X(shared_fds_sent) X(shared_fds_escrowed) X(shared_procs_reaped) X(shared_files_reaped) \
 	X(shared_io_reaped) X(shared_attaches) X(shared_locks_reaped) \
 	X(shared_waiters_reaped) X(shared_refs_reaped) \
+	X(shared_pins_reaped) X(shared_pins_unrecorded) \
 	X(writeback_requests_now) X(writeback_requests_staged) \
 	X(writeback_commits) X(writeback_commit_syncs) \
 	X(writeback_file_syncs)

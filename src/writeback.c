@@ -72,6 +72,10 @@
  *   - a background pass stops at once when no one but its caller holds
  *     the mapping any more (an unlinked file closed for the last time: its
  *     pages are about to be dropped unwritten).
+ * Shared caches: a gang's references are recorded in its thread's context
+ * (tctx.c) from the get until the page's mark, sleeps for the lock
+ * included.
+ *
  * Completion (wb_finish) keeps failed pages dirty (PG_error, errseq set:
  * nothing written and lost is ever treated as clean), clears WRITEBACK,
  * updates the bdi (bandwidth, last success or failure), records the
@@ -527,12 +531,14 @@ static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	struct pc_cache *c = m->cache;
 	struct pc_bdi *b = m->bdi;
 	int tag = sync ? PC_TAG_TOWRITE : PC_TAG_DIRTY;
+	struct pc_tctx *t = pc__held_ctx(c);	/* shared: the gang's refs */
 	struct wb_ctl w;
 	void *items[GANG];
 	uint64_t idx[GANG];
 	uint64_t index = start;
 	int written = 0;
 
+	_Static_assert(GANG <= PC_HELD_WB, "a gang's records");
 	/* A shared cache's mapping this process cannot write: the home
 	 * holds a descriptor of every file written (share.c) and does it. */
 	if (m->cache->shared && (atomic_load(&pc__bk(m)->fd) < 0 ||
@@ -575,6 +581,7 @@ static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 	while (index <= end) {
 		struct pc_page *pages[GANG];
 		int64_t size[GANG];	/* each page's, read under its lock */
+		int held[GANG];		/* each page's slot in t->held[] */
 		unsigned n, np = 0;
 
 		pc__tree_read_lock(&m->tree);
@@ -591,12 +598,16 @@ static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 
 			if (!page_get_unless_zero(p))
 				continue;
+			/* Shared: ours recorded until the io_pid mark. */
+			pc__held_set(t, PC_HELD_WB_AT + (int)k, c, p, 0);
 			if (page_mapping(p) != m || page_index(p) != idx[k]) {
+				pc__held_clear(t, PC_HELD_WB_AT + (int)k);
 				pc__put_page(c, p);
 				continue;
 			}
 			if (!pc__trylock_page(p)) {
 				if (!sync) {
+					pc__held_clear(t, PC_HELD_WB_AT + (int)k);
 					pc__put_page(c, p);
 					continue;
 				}
@@ -623,10 +634,12 @@ static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 			size[np] = atomic_load(&m->size);
 			if ((int64_t)(idx[k] << PC_PAGE_SHIFT) >= size[np])
 				goto skip;
+			held[np] = PC_HELD_WB_AT + (int)k;
 			pages[np++] = p;
 			continue;
 skip:
 			pc__unlock_page(&c->wait, p);
+			pc__held_clear(t, PC_HELD_WB_AT + (int)k);
 			pc__put_page(c, p);
 		}
 		if (np) {
@@ -653,7 +666,9 @@ skip:
 				pc__page_sanity(c, p, true);
 				/* A write in flight from here on, for a dead
 				 * process's reaper (share.c); wb_queue marks
-				 * the request's first page. */
+				 * the request's first page.  Our reference is
+				 * the write's: the record goes first. */
+				pc__held_clear(t, held[k]);
 				atomic_store_explicit(&p->io_pid,
 						      pc__io_owner(c, false),
 						      memory_order_release);

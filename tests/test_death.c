@@ -29,6 +29,20 @@
  *                    dirty page for its fsync, its tags moved or the page
  *                    under writeback: the page is dirty again, tagged so,
  *                    not under writeback; the next fsync writes it
+ *   pins_killed      killed holding 21 pins of 20 pages (one given back,
+ *                    more than a thread's table): every one is given
+ *                    back (shared_pins_reaped), each page its mapping's
+ *   pins_threads_killed  a thread pins two pages and exits, another
+ *                    thread puts one: the other is given back
+ *   read_wait_killed killed asleep in pc_pread on a page another
+ *                    process is reading: its reference is given back
+ *   ra_new_killed    killed in readahead, its new pages in the cache
+ *                    and their read not asked for: each unlocked, its
+ *                    reference given back (shared_io_reaped), read again
+ *   wb_got_killed    an fsync killed asleep for the lock of a page its
+ *                    gang got: its reference is given back
+ *   drain_killed     killed draining its LRU batch, the copies taken:
+ *                    each page on its list, held by its mapping alone
  *   pid_reused       a process enters with the pid of a dead one whose
  *                    reap has not run (share.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
@@ -42,6 +56,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -525,6 +540,335 @@ static void test_pid_reused(void **state)
 	close(go[1]);
 }
 
+/* ------------------------------------------------------------------ */
+/* References no one recorded before (issue 22, part 4).               */
+
+/* Pages of @f at [0, @n): each present one's count, less ours. */
+static void counts_of(pc_cache *c, pc_file *f, unsigned n, int *count)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_page *p = pc__find_get_page(f->mapping, i);
+
+		count[i] = p ? page_count(p) - 1 : -1;
+		if (p)
+			pc__put_page(c, p);
+	}
+}
+
+#define PIN_PAGES 20	/* more than a thread's table (PC_PINS) */
+
+static void test_pins_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[PIN_PAGES];
+	pc_file *f = cached_file(c, "pins", PIN_PAGES, p);
+	uint64_t pins0 = tu_vm(c, "shared_pins_reaped");
+	int ready[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_page *q[PIN_PAGES], *again;
+
+		for (unsigned i = 0; i < PIN_PAGES; i++)
+			if (pc_get_page(f, i, 0, &q[i]))
+				_exit(2);
+		if (pc_get_page(f, 0, 0, &again))
+			_exit(3);
+		pc_put_page(q[1]);
+		park_at(PC_PARK_PINNED, ready[1]);
+		(void)pc_get_page(f, 2, 0, &again);	/* parks */
+		_exit(4);
+	}
+	assert_int_equal(read_byte(ready[0]), PC_PARK_PINNED);
+	assert_int_equal(page_count(p[0]), 3);
+	assert_int_equal(page_count(p[1]), 1);
+	assert_int_equal(page_count(p[2]), 3);
+	kill_wait(pid);
+	wait_processes(c, 1);
+	for (unsigned i = 0; i < PIN_PAGES; i++)
+		assert_int_equal(page_count(p[i]), 1);	/* the mapping's */
+	assert_int_equal(tu_vm(c, "shared_pins_reaped") - pins0,
+			 PIN_PAGES + 2 - 1);
+	truncate_frees(f, p, PIN_PAGES);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+#ifndef PC_TSAN
+struct pin_arg {
+	pc_file *f;
+	pc_page *q[2];
+	int r;
+};
+
+static void *pin_two(void *arg)
+{
+	struct pin_arg *a = arg;
+
+	a->r = pc_get_page(a->f, 0, 0, &a->q[0]) ||
+	       pc_get_page(a->f, 1, 0, &a->q[1]);
+	return NULL;	/* exits holding both: to its process's spare */
+}
+#endif
+
+/*
+ * Pins are the process's: a thread pins two pages and exits, another
+ * puts one of them back, the process is killed: the other is given back.
+ * (Under TSan a child may not start threads: skipped.)
+ */
+static void test_pins_threads_killed(void **state)
+{
+#ifdef PC_TSAN
+	(void)state;
+	skip();
+#else
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[2];
+	pc_file *f = cached_file(c, "pins_threads", 2, p);
+	uint64_t pins0 = tu_vm(c, "shared_pins_reaped");
+	int ready[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pin_arg a = { .f = f };
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, pin_two, &a) ||
+		    pthread_join(th, NULL) || a.r)
+			_exit(2);
+		pc_put_page(a.q[1]);	/* not the getter's thread */
+		if (write(ready[1], "p", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	assert_int_equal(read_byte(ready[0]), 'p');
+	assert_int_equal(page_count(p[0]), 2);
+	assert_int_equal(page_count(p[1]), 1);
+	kill_wait(pid);
+	wait_processes(c, 1);
+	assert_int_equal(page_count(p[0]), 1);
+	assert_int_equal(page_count(p[1]), 1);
+	assert_int_equal(tu_vm(c, "shared_pins_reaped") - pins0, 1);
+	truncate_frees(f, p, 2);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+#endif
+}
+
+/* Killed asleep in pc_pread for a page another process is reading. */
+static void test_read_wait_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[1];
+	pc_file *f = cached_file(c, "read_wait", 1, p);
+	uint64_t refs0 = tu_vm(c, "shared_refs_reaped");
+	char buf[PG];
+	pid_t pid;
+
+	(void)state;
+	/* As a reader of ours would leave it: locked, not uptodate. */
+	assert_true(pc__trylock_page(p[0]));
+	page_clear(p[0], PG_uptodate);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_pread(f, buf, PG, 0);	/* sleeps on the lock */
+		_exit(2);
+	}
+	wait_sleeper(c);
+	assert_int_equal(page_count(p[0]), 2);	/* the child's */
+	kill_wait(pid);
+	wait_processes(c, 1);
+	assert_int_equal(page_count(p[0]), 1);
+	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, 1);
+	page_set(p[0], PG_uptodate);
+	pc__unlock_page(&c->wait, p[0]);
+	tu_read_page(f, 0, 23);
+	truncate_frees(f, p, 1);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+#define RA_PAGES 16
+
+/* Killed in readahead with its new pages in the cache, their read not
+ * yet asked for: each unlocked, its reference given back, read again. */
+static void test_ra_new_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	const char *path = tu_path("ra_new");
+	uint64_t io0;
+	int count[RA_PAGES], ready[2];
+	unsigned added = 0;
+	pc_file *f;
+	pid_t pid;
+
+	(void)state;
+	tu_make_file(path, RA_PAGES, 29);
+	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+	io0 = tu_vm(c, "shared_io_reaped");
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char buf[PG];
+
+		park_at(PC_PARK_RA_NEW, ready[1]);
+		pc_pread(f, buf, PG, 0);	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(ready[0]), PC_PARK_RA_NEW);
+	kill_wait(pid);
+	wait_processes(c, 1);
+	counts_of(c, f, RA_PAGES, count);
+	for (unsigned i = 0; i < RA_PAGES; i++) {
+		struct pc_page *q;
+
+		if (count[i] < 0)
+			continue;
+		added++;
+		assert_int_equal(count[i], 1);	/* the mapping's alone */
+		q = pc__find_get_page(f->mapping, i);
+		assert_false(page_test(q, PG_locked));
+		assert_false(page_test(q, PG_uptodate));
+		pc__put_page(c, q);
+	}
+	assert_true(added > 0);
+	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0, added);
+	for (unsigned i = 0; i < RA_PAGES; i++)
+		tu_read_page(f, i, 29);	/* read again, right */
+	assert_int_equal(pc_ftruncate(f, 0), 0);
+	assert_int_equal(atomic_load(&f->mapping->nr_pages), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* A dirty page of a new one-page file: the creator's write. */
+static pc_file *dirty_file(pc_cache *c, const char *name, struct pc_page **p,
+			   unsigned char *want)
+{
+	pc_file *f = cached_file(c, name, 1, p);
+
+	memset(want, 'd', PG);
+	assert_int_equal(pc_pwrite(f, want, PG, 0), PG);
+	pc__tctx_drain_all(c);
+	assert_true(page_test(p[0], PG_dirty));
+	assert_int_equal(page_count(p[0]), 1);
+	fflush(stdout);
+	return f;
+}
+
+/* After a writer's death: @f's page written by our fsync, no hang. */
+static void fsync_writes(pc_cache *c, pc_file *f, const char *name,
+			 struct pc_page *p, const unsigned char *want)
+{
+	unsigned char got[PG];
+	int fd;
+
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(pc_fsync(f), 0);
+	assert_false(page_test(p, PG_dirty));
+	assert_false(page_test(p, PG_writeback));
+	fd = open(tu_path(name), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, got, PG, 0), PG);
+	close(fd);
+	assert_memory_equal(got, want, PG);
+}
+
+/* An fsync killed asleep for the lock of a page its gang got. */
+static void test_wb_got_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[1];
+	unsigned char want[PG];
+	pc_file *f = dirty_file(c, "wb_got", p, want);
+	uint64_t refs0 = tu_vm(c, "shared_refs_reaped");
+	pid_t pid;
+
+	(void)state;
+	assert_true(pc__trylock_page(p[0]));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_fsync(f);	/* sleeps on the page lock */
+		_exit(2);
+	}
+	wait_sleeper(c);
+	assert_int_equal(page_count(p[0]), 2);	/* the gang's */
+	kill_wait(pid);
+	wait_processes(c, 1);
+	assert_int_equal(page_count(p[0]), 1);
+	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, 1);
+	pc__unlock_page(&c->wait, p[0]);
+	fsync_writes(c, f, "wb_got", p[0], want);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/* A drain of LRU batches killed with its copies taken: each page on its
+ * list and its reference given back. */
+static void test_drain_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	const char *path = tu_path("drain");
+	uint64_t refs0;
+	int count[ISO_PAGES], ready[2];
+	pc_file *f;
+	pid_t pid;
+
+	(void)state;
+	tu_make_file(path, ISO_PAGES, 31);
+	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+	refs0 = tu_vm(c, "shared_refs_reaped");
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (unsigned i = 0; i < ISO_PAGES; i++)
+			tu_read_page(f, i, 31);	/* new pages: batched */
+		park_at(PC_PARK_DRAIN, ready[1]);
+		pc__lru_drain(c, pc__tctx(c));	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(ready[0]), PC_PARK_DRAIN);
+	kill_wait(pid);
+	wait_processes(c, 1);
+	counts_of(c, f, ISO_PAGES, count);
+	for (unsigned i = 0; i < ISO_PAGES; i++) {
+		struct pc_page *q = pc__find_get_page(f->mapping, i);
+
+		assert_non_null(q);
+		assert_true(page_test(q, PG_lru));	/* on its list */
+		assert_int_equal(count[i], 1);
+		pc__put_page(c, q);
+	}
+	assert_true(tu_vm(c, "shared_refs_reaped") - refs0 > 0);
+	assert_int_equal(pc_ftruncate(f, 0), 0);
+	assert_int_equal(atomic_load(&f->mapping->nr_pages), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +882,12 @@ int main(void)
 		cmocka_unit_test(test_pid_reused),
 		cmocka_unit_test(test_wb_tagged_killed),
 		cmocka_unit_test(test_wb_marked_killed),
+		cmocka_unit_test(test_pins_killed),
+		cmocka_unit_test(test_pins_threads_killed),
+		cmocka_unit_test(test_read_wait_killed),
+		cmocka_unit_test(test_ra_new_killed),
+		cmocka_unit_test(test_wb_got_killed),
+		cmocka_unit_test(test_drain_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
