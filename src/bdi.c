@@ -442,7 +442,25 @@ bool pc__bdi_flusher_idle(struct pc_bdi *b)
 	pc__lock(&b->wake_mtx);
 	idle = !b->work && !atomic_load(&b->busy);
 	pc__unlock(&b->wake_mtx);
-	return idle && atomic_load(&b->in_flight) == 0;
+	return idle && pc__bdi_in_flight(b) == 0;
+}
+
+int pc__bdi_in_flight(struct pc_bdi *b)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < PC_BDI_OWNERS; i++)
+		n += atomic_load_explicit(&b->in_flight[i],
+					  memory_order_relaxed);
+	return n;
+}
+
+void pc__bdi_reap(struct pc_cache *c, uint32_t id)
+{
+	pc__lock(&c->bdi_lock);
+	for (struct pc_bdi *b = c->bdis; b; b = b->next)
+		atomic_store(&b->in_flight[id], 0);
+	pc__unlock(&c->bdi_lock);
 }
 
 void pc__bdi_wakeup(struct pc_bdi *b, unsigned work)

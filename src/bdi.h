@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#define PC_BDI_OWNERS (1 + 256)	/* owner ids: share.c's MAX_PROCS */
+
 struct pc_bdi {
 	dev_t dev;
 	struct pc_cache *cache;
@@ -35,7 +37,10 @@ struct pc_bdi {
 					   smoothed; 0 until measured */
 	_Atomic uint64_t written;	/* bytes written since create */
 	uint64_t bw_stamp_ns, bw_written;	/* bw_lock */
-	_Atomic int in_flight;		/* write requests in flight */
+	/* Write requests in flight, by process: [its page-lock owner id]
+	 * (pagewait.h; 0 in a private cache), summed on read, so a dead
+	 * process's count is zeroed by its reaper (pc__bdi_reap), exactly. */
+	_Atomic int in_flight[PC_BDI_OWNERS];
 	struct pc_bdi *next;		/* c->bdi_lock */
 	/* writeback.c, bdi.c (see their top comments): */
 	struct pc_lock bw_lock;	/* the bandwidth period (trylock) */
@@ -85,6 +90,10 @@ bool pc__bdi_retire_if_clean(struct pc_mapping *m);
  * flight?
  */
 bool pc__bdi_flusher_idle(struct pc_bdi *b);
+/* Write requests in flight on @b, every process's. */
+int pc__bdi_in_flight(struct pc_bdi *b);
+/* Owner @id's process died: none of its requests is in flight now. */
+void pc__bdi_reap(struct pc_cache *c, uint32_t id);
 void pc__bdi_wakeup(struct pc_bdi *b, unsigned work);
 void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work);
 /* Ask every flusher to write everything and wait until done. */

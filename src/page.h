@@ -77,6 +77,10 @@ _Static_assert(PG_nr_flags <= PG_OWNER_SHIFT, "flags and owner overlap");
 #define PC_NO_PFN UINT32_MAX
 #define PC_REF_RETIRED (-1)	/* refcount of a retired frame */
 #define PC_IO_FIRST (1 << 30)	/* io_pid: the first page of a request */
+#define PC_IO_MOVING (1 << 29)	/* io_pid: its write's counters moving */
+#define PC_IO_ENDED (1 << 28)	/* io_pid: its write's counters moved, its
+				   PG_writeback yet to end, its ref ours */
+#define PC_IO_PID(v) ((v) & ~(PC_IO_FIRST | PC_IO_MOVING | PC_IO_ENDED))
 
 struct pc_page {
 	_Atomic uint32_t flags;
@@ -93,7 +97,10 @@ struct pc_page {
 	/* Shared caches: the process whose I/O holds the page (locked for
 	 * a read, or under writeback), | PC_IO_FIRST on a request's first
 	 * page; 0: none.  Written by the submitter and its completion; a
-	 * dead process's are finished by the reaper (share.c). */
+	 * dead process's are finished by the reaper (share.c).  A write's
+	 * completion (writeback.c: wb_finish) marks it PC_IO_MOVING while
+	 * the counters move, PC_IO_ENDED until its PG_writeback has ended;
+	 * a new writeback of the page waits for 0. */
 	_Atomic int32_t io_pid;
 	uint32_t spare32;
 	uint64_t spare;

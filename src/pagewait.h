@@ -101,6 +101,8 @@ enum {
 	PC_PARK_PINNED,		/* pc_get_page: the pin taken */
 	PC_PARK_RA_NEW,		/* readahead: a run added, not yet read */
 	PC_PARK_DRAIN,		/* lru.c: a drain's copies taken */
+	PC_PARK_WB_ENDING,	/* wb_finish: counters moved, PG_writeback on */
+	PC_PARK_WB_QUEUED,	/* wb_queue: counted in flight, not marked */
 };
 #ifdef PC_DEBUG
 extern _Atomic int pc__park_at;

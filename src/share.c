@@ -73,8 +73,12 @@
  * reader, writes dirty again), the page locks it held (their owner, 1 +
  * its slot in the table, is in the page's flags), its holds on the
  * mappings' i_rwsem (a fragile one breaks the cache), its ebr slots, its
- * threads' contexts (the references and pins they record given back:
- * tctx.c) and the files it left open.  It counts as attached
+ * write requests in flight (each bdi's count of them for its owner id,
+ * zeroed: bdi.c), its threads' contexts (the references and pins they
+ * record given back: tctx.c) and the files it left open.  A write
+ * completion's marks (io_pid | PC_IO_ENDED: its PG_writeback to end, its
+ * reference to give back; | PC_IO_MOVING: its counters half moved, the
+ * cache broken) are finished like the rest of its I/O.  It counts as attached
  * until the reap is over, and its slot is not reused before.  Pids are
  * reused: a process that enters while an entry of its pid is in the table
  * (a dead one's) reaps that first, before it holds anything marked with
@@ -118,6 +122,7 @@
 #define BK_DIR (SLOTS_MAX / BK_CHUNK)
 #define MAX_LOCAL 16			/* shared caches one process uses */
 #define MAX_PROCS 256			/* processes attached at once */
+_Static_assert(MAX_PROCS + 1 <= PC_BDI_OWNERS, "bdi in_flight by owner");
 
 /*
  * The layout of what the region holds, as this build compiled it (kept in
@@ -963,6 +968,25 @@ static void lock_abandon(struct pc_cache *c, struct pc_page *p)
 }
 
 /*
+ * A dead process's write completion (writeback.c: wb_finish) left @p
+ * marked: PC_IO_ENDED, its counters moved, so only its PG_writeback (if
+ * still set: no new writeback sets it while the mark stands) and the
+ * request's reference are left; PC_IO_MOVING, the counters half moved:
+ * the cache is broken, and the page's writeback ended all the same, so
+ * no one waits for it.
+ */
+static void write_end_abandon(struct pc_cache *c, struct pc_page *p,
+			      int32_t mark)
+{
+	if (mark & PC_IO_MOVING)
+		atomic_store(c->broken, 1);
+	if (page_test(p, PG_writeback))
+		pc__end_page_writeback(c, p);
+	atomic_store(&p->io_pid, 0);
+	pc__put_page(c, p);
+}
+
+/*
  * The I/O and the page locks a dead process left on pages (page.h:
  * io_pid, the lock's owner @id): every frame handed out so far is looked
  * at.  Its io_uring requests are over by now (a process's ring is
@@ -984,8 +1008,10 @@ static unsigned reap_pages(struct pc_cache *c, pid_t pid, uint32_t id,
 			int32_t owner = atomic_load_explicit(&p->io_pid,
 							     memory_order_relaxed);
 
-			if (owner && (owner & ~PC_IO_FIRST) == pid) {
-				if (page_test(p, PG_writeback))
+			if (owner && PC_IO_PID(owner) == pid) {
+				if (owner & (PC_IO_MOVING | PC_IO_ENDED))
+					write_end_abandon(c, p, owner);
+				else if (page_test(p, PG_writeback))
 					pc__writeback_abandon(c, p);
 				else
 					pc__read_abandon(c, p);
@@ -1020,6 +1046,7 @@ static void reap(struct pc_cache *c, unsigned i)
 
 	pc__add(c, 0, shared_waiters_reaped, pc__pagewait_reap(&c->wait, i + 1));
 	pc__add(c, 0, shared_io_reaped, reap_pages(c, pid, i + 1, &locks));
+	pc__bdi_reap(c, i + 1);	/* its requests are over */
 	pc__lock(&c->mappings_lock);
 	for (unsigned i = 0; i < c->hash_size; i++)
 		for (struct pc_mapping *m = c->hash[i]; m; m = m->hash_next)

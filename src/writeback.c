@@ -72,9 +72,18 @@
  *   - a background pass stops at once when no one but its caller holds
  *     the mapping any more (an unlinked file closed for the last time: its
  *     pages are about to be dropped unwritten).
- * Shared caches: a gang's references are recorded in its thread's context
- * (tctx.c) from the get until the page's mark, sleeps for the lock
- * included.
+ * Shared caches: the requests in flight are counted per process in each
+ * bdi (b->in_flight[its page-lock owner id], summed on read), so a death
+ * anywhere in wb_queue is undone exactly: the reaper zeroes the dead
+ * process's count (bdi.c).  A completion keeps each page's io_pid mark,
+ * PC_IO_MOVING while the counters move (a death there: the reaper
+ * breaks the cache, and still ends PG_writeback), then PC_IO_ENDED until
+ * that page's PG_writeback has ended (the reaper ends it and gives the
+ * reference back), then 0; a gang sets PG_writeback only on a page with
+ * no mark (it waits out a completion between its end and its clear), so
+ * the reaper never takes another's writeback for the dead one's.  A
+ * gang's references are recorded in its thread's context (tctx.c) from
+ * the get until the page's mark, sleeps for the lock included.
  *
  * Completion (wb_finish) keeps failed pages dirty (PG_error, errseq set:
  * nothing written and lost is ever treated as clean), clears WRITEBACK,
@@ -105,6 +114,7 @@
  * being gathered, which hold no page under writeback.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -226,6 +236,13 @@ void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p)
 		pc__lru_rotate_reclaimable(c, p);
 }
 
+/* This process's count of requests in flight on @b (@p: a page of ours). */
+static _Atomic int *wb_in_flight(struct pc_bdi *b, const struct pc_page *p)
+{
+	return &b->in_flight[(pc__page_lock_flags(p) & PG_OWNER_MASK) >>
+			     PG_OWNER_SHIFT];
+}
+
 /*
  * The write of @nr pages, @want bytes of them (a request, or a run that
  * could not be one), ended with @res.
@@ -240,16 +257,20 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 	struct pc_page *drop_pages[PC_MAX_IO_PAGES];
 	unsigned ndrop = 0;
 
+	int32_t own = pc__io_owner(c, false);	/* 0: a private cache */
+	_Atomic int *in_flight = wb_in_flight(b, pages[0]);
+
 	PC_ASSERT(nr <= PC_MAX_IO_PAGES);
 	if (err) {
 		pc__errseq_set(m, err);
 		pc__inc(c, node, writeback_errors);
 	}
+	/* Tags, and a failed page dirty again: what a reaper of a write
+	 * in flight does too (pc__writeback_abandon), so io_pid stays. */
 	pc__lock_counted(&m->tree_lock);
 	for (unsigned i = 0; i < nr; i++) {
 		struct pc_page *p = pages[i];
 
-		atomic_store_explicit(&p->io_pid, 0, memory_order_relaxed);
 		pc__tree_tag_clear(&m->tree, page_index(p), PC_TAG_WRITEBACK);
 		if (err) {
 			page_set(p, PG_error);
@@ -262,6 +283,11 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		}
 	}
 	pc__unlock(&m->tree_lock);
+	/* The counters move: a death until the ENDED marks cannot tell
+	 * how far they got (the reaper breaks the cache). */
+	for (unsigned i = 0; own && i < nr; i++)
+		atomic_store_explicit(&pages[i]->io_pid, own | PC_IO_MOVING,
+				      memory_order_release);
 	/* The last write in flight: what the disk shows now is ours. */
 	if (atomic_fetch_sub(&m->nr_writeback, nr) == nr && !err)
 		pc__seen_refresh(m);
@@ -277,7 +303,13 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		atomic_store(&b->last_err_ns, pc__now_ns());
 	}
 	pc__balance_dirty_wake(c, b);
-	atomic_fetch_sub(&b->in_flight, 1);
+	atomic_fetch_sub(in_flight, 1);
+	/* Moved: what is left is each page's PG_writeback and reference
+	 * (a reaper ends and gives back those still ENDED). */
+	for (unsigned i = 0; own && i < nr; i++)
+		atomic_store_explicit(&pages[i]->io_pid, own | PC_IO_ENDED,
+				      memory_order_release);
+	PC_PARK(PC_PARK_WB_ENDING);
 	/*
 	 * From here on the mapping and the bdi may go: only the pages.  A
 	 * page we hold locked that still belongs to @m keeps @m alive (its
@@ -293,6 +325,12 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 			     pc__memory_tight(c));
 
 		pc__end_page_writeback(c, p);
+		/* Ended; the reference is ours alone again (a death before
+		 * its put leaks it).  A new writeback of the page waits for
+		 * this store (writeback_range). */
+		if (own)
+			atomic_store_explicit(&p->io_pid, 0,
+					      memory_order_release);
 		if (drop && pc__trylock_page(p)) {
 			if (page_mapping(p) == m &&
 			    !(atomic_load(&p->flags) &
@@ -389,7 +427,8 @@ void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p)
 {
 	struct pc_mapping *m = page_mapping(p);
 	struct pc_bdi *b = m->bdi;
-	bool first = atomic_exchange(&p->io_pid, 0) & PC_IO_FIRST;
+
+	atomic_store(&p->io_pid, 0);
 
 	/* The write may have reached the disk or not: dirty again. */
 	pc__lock_counted(&m->tree_lock);
@@ -404,8 +443,7 @@ void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p)
 	atomic_fetch_sub(&m->nr_writeback, 1);
 	atomic_fetch_sub_explicit(&b->nr_writeback, 1, memory_order_relaxed);
 	pc__add(c, page_node(c, p)->id, nr_writeback, -1);
-	if (first)	/* one request fewer in flight */
-		atomic_fetch_sub(&b->in_flight, 1);
+	/* Its requests in flight: the reaper zeroes its count (bdi.c). */
 	pc__end_page_writeback(c, p);
 	pc__put_page(c, p);	/* the request's reference */
 }
@@ -447,7 +485,10 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 	size_t bytes = tail ? tail : (size_t)n << PC_PAGE_SHIFT;
 	struct wb_io *io;
 
-	atomic_fetch_add(&m->bdi->in_flight, 1);
+	/* Counted in this process's share: a death before the request is
+	 * marked is undone exactly by the reaper (pc__bdi_reap). */
+	atomic_fetch_add(wb_in_flight(m->bdi, pages[0]), 1);
+	PC_PARK(PC_PARK_WB_QUEUED);
 	io = fd >= 0 ? malloc(sizeof(*io)) : NULL;
 	if (!io) {	/* no memory, no descriptor: they fail, stay dirty */
 		wb_finish(m, pages, n, bytes, fd < 0 ? fd : -ENOMEM);
@@ -621,6 +662,19 @@ static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 					goto skip;
 				wb_flush(&w);
 				pc__wait_on_page_bit(&c->wait, p, PG_writeback);
+			}
+			/* A completion (or its reaper) between ending the last
+			 * writeback and clearing its mark: PG_writeback is not
+			 * set again before it is done (share.c's reaper tells
+			 * that writeback's end by the mark). */
+			if (atomic_load_explicit(&p->io_pid,
+						 memory_order_acquire)) {
+				if (!sync)
+					goto skip;
+				wb_flush(&w);
+				while (atomic_load_explicit(&p->io_pid,
+							    memory_order_acquire))
+					sched_yield();
 			}
 			if (!page_test(p, PG_dirty)) {
 				if (sync) {

@@ -43,6 +43,12 @@
  *                    gang got: its reference is given back
  *   drain_killed     killed draining its LRU batch, the copies taken:
  *                    each page on its list, held by its mapping alone
+ *   wb_ending_killed a write's completion killed with the counters
+ *                    moved, PG_writeback on: it is ended (no waiter
+ *                    hangs), the page clean, the counters right
+ *   wb_queued_killed killed in wb_queue, the request counted in flight
+ *                    and not yet marked: no request left in flight, the
+ *                    page dirty again
  *   pid_reused       a process enters with the pid of a dead one whose
  *                    reap has not run (share.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
@@ -68,6 +74,7 @@
 #include "pagecache.h"
 #include "util.h"
 #include "internal.h"
+#include "bdi.h"
 #include "node.h"
 #include "share.h"
 #include "tree.h"
@@ -869,6 +876,65 @@ static void test_drain_killed(void **state)
 	close(ready[1]);
 }
 
+/* ------------------------------------------------------------------ */
+/* A write's completion and submission (issue 22, part 4).            */
+
+/*
+ * A writer killed at @where of its fsync's write: in wb_finish with the
+ * counters moved and PG_writeback still on (its write reached the disk),
+ * or in wb_queue with the request counted in flight and not yet marked.
+ */
+static void wb_end_killed(const char *name, int where)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	struct pc_page *p[1];
+	unsigned char want[PG];
+	pc_file *f = dirty_file(c, name, p, want);
+	struct pc_bdi *b = f->mapping->bdi;
+	uint64_t io0 = tu_vm(c, "shared_io_reaped");
+	int ready[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		park_at(where, ready[1]);
+		pc_fsync(f);	/* parks */
+		_exit(2);
+	}
+	assert_int_equal(read_byte(ready[0]), where);
+	assert_true(page_test(p[0], PG_writeback));
+	kill_wait(pid);
+	wait_processes(c, 1);
+	assert_false(page_test(p[0], PG_writeback));	/* no one waits */
+	assert_false(page_test(p[0], PG_locked));
+	assert_int_equal(page_count(p[0]), 1);
+	assert_int_equal(pc__bdi_in_flight(b), 0);
+	assert_int_equal(atomic_load(&f->mapping->nr_writeback), 0);
+	assert_false(pc__tree_tag_get(&f->mapping->tree, 0, PC_TAG_WRITEBACK));
+	/* Written (ended), or dirty again (queued): the next fsync's. */
+	assert_int_equal(page_test(p[0], PG_dirty), where == PC_PARK_WB_QUEUED);
+	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0, 1);
+	fsync_writes(c, f, name, p[0], want);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+static void test_wb_ending_killed(void **state)
+{
+	(void)state;
+	wb_end_killed("wb_ending", PC_PARK_WB_ENDING);
+}
+
+static void test_wb_queued_killed(void **state)
+{
+	(void)state;
+	wb_end_killed("wb_queued", PC_PARK_WB_QUEUED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -888,6 +954,8 @@ int main(void)
 		cmocka_unit_test(test_ra_new_killed),
 		cmocka_unit_test(test_wb_got_killed),
 		cmocka_unit_test(test_drain_killed),
+		cmocka_unit_test(test_wb_ending_killed),
+		cmocka_unit_test(test_wb_queued_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -324,7 +324,7 @@ static void *inflight_watcher(void *arg)
 	struct inflight_watch *w = arg;
 
 	while (!atomic_load(&w->stop)) {
-		int n = atomic_load(&w->b->in_flight);
+		int n = pc__bdi_in_flight(w->b);
 
 		if (n > w->max)
 			w->max = n;
