@@ -38,7 +38,11 @@
  * gives nothing back: its slots stay claimed, perhaps inside a section,
  * until reaped (pc__ebr_reap): a slot whose pid is gone, or now belongs
  * to a process started at another time, is cleared.  A live process is
- * never reaped, so a reaped slot can hide no reader.  After fork the
+ * never reaped, so a reaped slot can hide no reader.  An exec keeps the
+ * pid and the start time, so a slot also records its image (a random
+ * id drawn by each image, and by a fork child, at its first look at
+ * itself): the process, entering a cache after an exec, clears the slots
+ * of its pid that another image claimed (pc__ebr_reap_image).  After fork the
  * child's thread has none of the parent's slots (fork_child clears its
  * table; a fork inside a read section is a bug).
  *
@@ -53,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <time.h>
@@ -86,6 +91,10 @@ static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t self_pid;			/* self_lock */
 static uint64_t self_start;		/* self_lock */
 static bool self_registered;		/* self_lock */
+/* This image of the process: random, never 0, new at every exec (this
+ * memory is new) and fork (self_pid changes).  Read without the lock
+ * once set (an atomic). */
+static _Atomic uint64_t self_image;
 
 static int membarrier(int cmd)
 {
@@ -161,8 +170,13 @@ static void self_info(pid_t *pid, uint64_t *start, bool *registered)
 {
 	pthread_mutex_lock(&self_lock);
 	if (self_pid != getpid()) {
+		uint64_t img = 0;
+
 		self_pid = getpid();
 		self_start = start_time(self_pid);
+		if (getrandom(&img, sizeof(img), 0) != sizeof(img))
+			img = (uint64_t)self_pid << 32 ^ pc__now_ns();
+		atomic_store(&self_image, img | 1);
 		self_registered = membarrier(
 			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
 	}
@@ -226,6 +240,7 @@ static void slot_release(struct pc_ebr_slot *s)
 {
 	atomic_store_explicit(&s->epoch, 0, memory_order_release);
 	atomic_store_explicit(&s->start, 0, memory_order_release);
+	atomic_store_explicit(&s->image, 0, memory_order_release);
 	atomic_store_explicit(&s->pid, 0, memory_order_release);
 }
 
@@ -290,6 +305,7 @@ static struct pc_ebr_slot *slot_claim(struct pc_ebr *e, pid_t pid,
 							    (int32_t)pid))
 				continue;
 			s->tid = (int32_t)gettid();
+			atomic_store(&s->image, atomic_load(&self_image));
 			atomic_store(&s->start, start);
 			atomic_store(&s->epoch, 0);
 			return s;
@@ -530,3 +546,44 @@ unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
 	atomic_fetch_add_explicit(&e->nr_reaped, n, memory_order_relaxed);
 	return n;
 }
+
+unsigned pc__ebr_reap_image(struct pc_ebr *e)
+{
+	pid_t me = getpid();
+	uint64_t mine;
+	unsigned n = 0;
+
+	{
+		pid_t pid;
+		uint64_t start;
+		bool registered;
+
+		self_info(&pid, &start, &registered);	/* self_image set */
+	}
+	mine = atomic_load(&self_image);
+	for (int i = 0; i < PC_EBR_SLOTS; i++) {
+		struct pc_ebr_slot *s = &e->slot[i];
+		pid_t pid = atomic_load(&s->pid);
+		uint64_t img = atomic_load(&s->image);
+
+		/* image 0: a claim in progress (ours), or given back */
+		if (pid != me || !img || img == mine)
+			continue;
+		if (!atomic_compare_exchange_strong(&s->pid, &pid, -1))
+			continue;
+		slot_release(s);
+		n++;
+	}
+	atomic_fetch_add_explicit(&e->nr_reaped, n, memory_order_relaxed);
+	return n;
+}
+
+#ifdef PC_DEBUG
+void pc__ebr_test_new_image(void)
+{
+	memset(pc__ebr_tls, 0, sizeof(pc__ebr_tls));	/* as exec loses it */
+	pthread_mutex_lock(&self_lock);
+	self_pid = 0;	/* a new self_image at the next look */
+	pthread_mutex_unlock(&self_lock);
+}
+#endif

@@ -45,6 +45,8 @@ struct pc_ebr_slot {
 	_Atomic int32_t pid;	/* owner process; 0: a free slot */
 	int32_t tid;		/* owner thread: diagnostics */
 	_Atomic uint64_t start;	/* the owner process's start time */
+	_Atomic uint64_t image;	/* the owner's image (a random id, new at
+				   each exec); 0 while claimed or given */
 } __attribute__((aligned(64)));
 
 struct pc_ebr {
@@ -149,6 +151,18 @@ uint64_t pc__ebr_barrier(struct pc_ebr *e,
  * not 0: the cache process saw it die).  Returns how many.
  */
 unsigned pc__ebr_reap(struct pc_ebr *e, pid_t pid);
+/*
+ * Clear the slots of this process's pid claimed by another image of it:
+ * one before an exec (same pid, same start time, so pc__ebr_reap takes
+ * them for alive), or a dead process whose pid this one reuses.  Called
+ * by the process itself (share.c, as it enters a cache).  Returns how many.
+ */
+unsigned pc__ebr_reap_image(struct pc_ebr *e);
+#ifdef PC_DEBUG
+/* Test builds: this process forgets its slots and takes a new image id,
+ * as an exec would (the old slots stay claimed, for a reap). */
+void pc__ebr_test_new_image(void);
+#endif
 /*
  * This thread will not read @e again (its slot is given back); every
  * thread's slots are given back at its exit too.  Not inside a section.

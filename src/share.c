@@ -1055,7 +1055,12 @@ static void reap(struct pc_cache *c, unsigned i)
 				locks++;
 	pc__unlock(&c->mappings_lock);
 	pc__add(c, 0, shared_locks_reaped, locks);
-	pc__ebr_reap(c->ebr, pid);
+	/* Our own pid: our image before an exec (alive to pc__ebr_reap: same
+	 * pid and start time), or a dead one's whose pid we reuse. */
+	if (pid == getpid())
+		pc__ebr_reap_image(c->ebr);
+	else
+		pc__ebr_reap(c->ebr, pid);
 	pc__tctx_reap(c, pid);
 	pc__files_reap(c, pid);
 	pc__inc(c, 0, shared_procs_reaped);
@@ -1124,7 +1129,10 @@ PC_EXPORT unsigned pc_cache_processes(pc_cache *c)
  * enter, by us or by whoever marked it first (then we wait for it to
  * end), and this runs before the process takes any of the cache's locks
  * (attach, the fork child's handler).  Page locks are not by pid: their
- * owner is the slot, not reused before its reap is over.
+ * owner is the slot, not reused before its reap is over.  Our image
+ * before an exec has our start time too, so its read sections' slots
+ * look alive to pc__ebr_reap: they are told by their image id (ebr.c)
+ * and cleared by pc__ebr_reap_image.
  */
 static int procs_enter(struct pc_cache *c)
 {

@@ -49,6 +49,9 @@
  *   wb_queued_killed killed in wb_queue, the request counted in flight
  *                    and not yet marked: no request left in flight, the
  *                    page dirty again
+ *   exec_ebr         a process inside a read section execs (test hook)
+ *                    and enters again: the old image's slot is cleared
+ *                    though the pid and start time are the same
  *   pid_reused       a process enters with the pid of a dead one whose
  *                    reap has not run (share.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
@@ -75,6 +78,7 @@
 #include "util.h"
 #include "internal.h"
 #include "bdi.h"
+#include "ebr.h"
 #include "node.h"
 #include "share.h"
 #include "tree.h"
@@ -935,6 +939,65 @@ static void test_wb_queued_killed(void **state)
 	wb_end_killed("wb_queued", PC_PARK_WB_QUEUED);
 }
 
+/* ------------------------------------------------------------------ */
+/* An exec'd image (issue 22, part 4).                                 */
+
+/* Read sections of @pid's slots in @e. */
+static unsigned ebr_sections(struct pc_ebr *e, pid_t pid)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < PC_EBR_SLOTS; i++)
+		if (atomic_load(&e->slot[i].pid) == pid &&
+		    atomic_load(&e->slot[i].epoch))
+			n++;
+	return n;
+}
+
+/*
+ * A process inside a read section execs (test hook: its slots forgotten,
+ * a new image id) and enters the cache again: the old image's slot is
+ * cleared, though its pid and start time are the new image's.
+ */
+static void test_exec_ebr(void **state)
+{
+	struct fix x;
+	uint64_t reaped0;
+	int go[2];
+	pid_t pid;
+	char ch;
+
+	(void)state;
+	fix_init(&x, "exec_ebr");
+	reaped0 = atomic_load(&x.c->ebr->nr_reaped);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc__ebr_read_lock(x.c->ebr);	/* never left: exec */
+		if (write(x.pipe[1], "s", 1) != 1 || read(go[0], &ch, 1) != 1)
+			_exit(2);
+		pc__ebr_test_new_image();
+		if (pc__share_test_predecessor(x.c))
+			_exit(3);
+		if (write(x.pipe[1], "e", 1) != 1 || read(go[0], &ch, 1) != 1)
+			_exit(4);
+		_exit(0);
+	}
+	assert_int_equal(read_byte(x.pipe[0]), 's');
+	assert_int_equal(ebr_sections(x.c->ebr, pid), 1);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read_byte(x.pipe[0]), 'e');
+	assert_int_equal(ebr_sections(x.c->ebr, pid), 0);	/* alive */
+	assert_true(atomic_load(&x.c->ebr->nr_reaped) - reaped0 >= 1);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	exit_wait(pid);
+	wait_processes(x.c, 1);
+	fix_fini(&x);
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_drain_killed),
 		cmocka_unit_test(test_wb_ending_killed),
 		cmocka_unit_test(test_wb_queued_killed),
+		cmocka_unit_test(test_exec_ebr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
