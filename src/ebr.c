@@ -524,7 +524,14 @@ uint64_t pc__ebr_barrier(struct pc_ebr *e,
 	}
 }
 
-unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
+/*
+ * Clear every slot @gone says has no reader left (given the slot's pid,
+ * loaded), holding it (-1: neither free nor anyone's) while it is
+ * cleared, so no new claim's epoch is overwritten.
+ */
+static unsigned reap_slots(struct pc_ebr *e,
+			   bool (*gone)(struct pc_ebr_slot *s, pid_t pid,
+					const void *arg), const void *arg)
 {
 	unsigned n = 0;
 
@@ -532,12 +539,8 @@ unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
 		struct pc_ebr_slot *s = &e->slot[i];
 		pid_t pid = atomic_load(&s->pid);
 
-		if (pid <= 0 || (only && pid != only))
+		if (pid <= 0 || !gone(s, pid, arg))
 			continue;
-		if (process_alive(pid, atomic_load(&s->start)))
-			continue;
-		/* Hold the slot (-1: neither free nor anyone's) while it is
-		 * cleared, so no new claim's epoch is overwritten. */
 		if (!atomic_compare_exchange_strong(&s->pid, &pid, -1))
 			continue;
 		slot_release(s);
@@ -547,35 +550,44 @@ unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
 	return n;
 }
 
+/* pc__ebr_reap's: @pid (or only @arg's, if not 0) is not alive. */
+static bool pid_gone(struct pc_ebr_slot *s, pid_t pid, const void *arg)
+{
+	pid_t only = *(const pid_t *)arg;
+
+	return (!only || pid == only) &&
+	       !process_alive(pid, atomic_load(&s->start));
+}
+
+unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
+{
+	return reap_slots(e, pid_gone, &only);
+}
+
+struct image {
+	pid_t pid;
+	uint64_t id;
+};
+
+/* pc__ebr_reap_image's: our pid, another image's (image 0: a claim in
+ * progress, ours, or given back). */
+static bool image_gone(struct pc_ebr_slot *s, pid_t pid, const void *arg)
+{
+	const struct image *me = arg;
+	uint64_t img = atomic_load(&s->image);
+
+	return pid == me->pid && img && img != me->id;
+}
+
 unsigned pc__ebr_reap_image(struct pc_ebr *e)
 {
-	pid_t me = getpid();
-	uint64_t mine;
-	unsigned n = 0;
+	struct image me;
+	uint64_t start;
+	bool registered;
 
-	{
-		pid_t pid;
-		uint64_t start;
-		bool registered;
-
-		self_info(&pid, &start, &registered);	/* self_image set */
-	}
-	mine = atomic_load(&self_image);
-	for (int i = 0; i < PC_EBR_SLOTS; i++) {
-		struct pc_ebr_slot *s = &e->slot[i];
-		pid_t pid = atomic_load(&s->pid);
-		uint64_t img = atomic_load(&s->image);
-
-		/* image 0: a claim in progress (ours), or given back */
-		if (pid != me || !img || img == mine)
-			continue;
-		if (!atomic_compare_exchange_strong(&s->pid, &pid, -1))
-			continue;
-		slot_release(s);
-		n++;
-	}
-	atomic_fetch_add_explicit(&e->nr_reaped, n, memory_order_relaxed);
-	return n;
+	self_info(&me.pid, &start, &registered);	/* self_image set */
+	me.id = atomic_load(&self_image);
+	return reap_slots(e, image_gone, &me);
 }
 
 #ifdef PC_DEBUG
