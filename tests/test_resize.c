@@ -448,6 +448,7 @@ struct shared {
 	uint64_t seed;
 	_Atomic bool stop;
 	_Atomic uint64_t done;		/* operations so far, all threads */
+	_Atomic int running;		/* workers not ended yet */
 	uint32_t version[FILE_PAGES];	/* page i: owned by thread i % THREADS */
 	uint64_t ops[THREADS];
 };
@@ -464,9 +465,16 @@ static void page_fill(char *buf, const struct shared *s, uint64_t i, uint32_t v)
 		   i * PC_PAGE_SIZE);
 }
 
-static void *worker_main(void *arg)
+/* A worker ends: at its return, or where a failed assertion ends it. */
+static void worker_ended(void *arg)
 {
-	struct worker *w = arg;
+	struct shared *s = arg;
+
+	atomic_fetch_sub(&s->running, 1);
+}
+
+static void *worker_body(struct worker *w)
+{
 	struct shared *s = w->s;
 	uint64_t rs = s->seed + (uint64_t)w->id, n = 0;
 	char *buf = malloc(PC_PAGE_SIZE), *want = malloc(PC_PAGE_SIZE);
@@ -513,6 +521,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	void *r;
+
+	pthread_cleanup_push(worker_ended, w->s);
+	r = worker_body(w);
+	pthread_cleanup_pop(1);
+	return r;
+}
+
 static void resize_under_load(const char *config, const char *name)
 {
 	struct shared *s = calloc(1, sizeof(*s));
@@ -538,6 +557,7 @@ static void resize_under_load(const char *config, const char *name)
 		close(fd);
 	}
 	assert_int_equal(pc_cache_create(&s->c, config), 0);
+	atomic_store(&s->running, THREADS);
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){ s, i };
 		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
@@ -549,9 +569,13 @@ static void resize_under_load(const char *config, const char *name)
 			int r;
 
 			/* Let the workers fill the cache some between resizes:
-			 * counted in operations, not in time. */
-			while (atomic_load(&s->done) < until)
+			 * counted in operations, not in time - while they all
+			 * run: one that failed does no more. */
+			while (atomic_load(&s->done) < until &&
+			       atomic_load(&s->running) == THREADS)
 				usleep(200);
+			if (atomic_load(&s->running) != THREADS)
+				goto stop;
 			r = pc_cache_resize(s->c, bytes);
 
 			/* Readers pin pages for a moment: a shrink may find
@@ -569,11 +593,13 @@ static void resize_under_load(const char *config, const char *name)
 				    bytes / PC_PAGE_SIZE / (uint64_t)s->c->nr_nodes *
 				    (uint64_t)s->c->nr_nodes);
 		}
+stop:
 	atomic_store(&s->stop, true);
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
 		ops += s->ops[i];
 	}
+	tu_check_threads();	/* a worker's failure fails the test here */
 	/* Everything the model says, through the cache and on the disk. */
 	assert_int_equal(pc_open(s->c, s->path, O_RDWR, 0, &f), 0);
 	assert_int_equal(pc_fsync(f), 0);
