@@ -346,8 +346,16 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 			z += submit_run(m, run, &n, &now);
 			continue;
 		}
-		if (need || (flags & RA_RECLAIM))
-			p = pc__alloc_page(c, m, 0);
+		if (need || (flags & RA_RECLAIM)) {
+			/* Never wait in the allocator holding pages of the run
+			 * locked and unsent: reclaim takes locked pages for
+			 * progress to come (node.c), and their readers wait. */
+			p = n ? pc__alloc_page(c, m, PC_GFP_NORETRY) : NULL;
+			if (!p) {
+				z += submit_run(m, run, &n, &now);
+				p = pc__alloc_page(c, m, 0);
+			}
+		}
 		else if (!(flags & RA_ASYNC) || ra_room(c))
 			p = pc__alloc_page(c, m, PC_GFP_NORETRY);
 		else
