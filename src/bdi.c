@@ -593,6 +593,20 @@ void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work)
 	pc__unlock(&c->bdi_lock);
 }
 
+bool pc__bdi_failing(struct pc_cache *c)
+{
+	struct pc_bdi *first;
+
+	/* bdis are only added (at the head) until the cache goes. */
+	pc__lock(&c->bdi_lock);
+	first = c->bdis;
+	pc__unlock(&c->bdi_lock);
+	for (struct pc_bdi *b = first; b; b = b->next)
+		if (atomic_load(&b->last_err_ns) > atomic_load(&b->last_ok_ns))
+			return true;
+	return false;
+}
+
 void pc__bdi_sync_all(struct pc_cache *c)
 {
 	struct pc_bdi *b, *first;

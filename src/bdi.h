@@ -98,6 +98,10 @@ void pc__bdi_wakeup(struct pc_bdi *b, unsigned work);
 void pc__bdi_wakeup_all(struct pc_cache *c, unsigned work);
 /* Ask every flusher to write everything and wait until done. */
 void pc__bdi_sync_all(struct pc_cache *c);
+/* Is a device of @c failing: its last write failed (its flusher backs
+ * off, its dirty pages may never come clean)?  No lock at or after
+ * BDI_LIST held. */
+bool pc__bdi_failing(struct pc_cache *c);
 void pc__bdi_account_written(struct pc_bdi *b, uint64_t bytes);
 /* Sleep on @b's throttle queue up to @ns; returns the time slept. */
 int64_t pc__bdi_throttle_pause(struct pc_bdi *b, int64_t ns);

@@ -317,6 +317,7 @@ void pc__lru_rotate_reclaimable(struct pc_cache *c, struct pc_page *p)
 		pc_trace(c, PC_TR_ROTATE, p, 0);
 	}
 	pc__unlock(&n->lru_lock);
+	pc__alloc_wake(n);	/* reclaim met it busy: reclaimable now */
 }
 
 /* fadvise DONTNEED/NOREUSE of a page in use: to the inactive tail. */

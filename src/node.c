@@ -66,19 +66,51 @@
  *                    direct reclaim of the start node, then any node
  *                    above min, then direct reclaim of each other node,
  *                    then the reserve below min when nothing was freed
- *                    wait for progress (2 ms at most), and again
+ *                    then the retry rule below: wait for progress and
+ *                    again, or give up
  *   PC_GFP_NORETRY (readahead) stops after pass 2.
  *
  * NUMA counters as the kernel keeps them: numa_hit on the policy's node,
  * else numa_miss there and numa_foreign on the policy's node; numa_local
  * when the frame is on the allocating thread's node, else numa_other.
  *
- * When nothing can be freed the allocation gives up and returns NULL
- * (callers turn it into -ENOMEM): after 250 ms without a frame freed
- * anywhere when direct reclaim finds only pinned pages, after 1 s when it
- * also finds pages that will become free on their own (dirty, under
- * writeback, locked for I/O).  Waiting is on the node's alloc_cond, which
- * reclaimers signal whenever they free pages: never a spin.
+ * The retry rule (the kernel's should_reclaim_retry, no_progress_loops):
+ * decided by what each round of the slow path found, never by time.
+ *
+ *   a frame freed anywhere since the last round   progress: the count of
+ *     (pgfree moved, or ours)                      rounds without it is 0
+ *   none, but pages that will free themselves     progress to come: wait
+ *     were seen - under writeback or dirty (the    for it, not counted
+ *     flusher was handed them), locked (a read
+ *     or a writer at work) - or writeback is in
+ *     flight anywhere in the cache
+ *   none, and nothing to come: only pinned pages  counted (alloc_retries);
+ *     (references their holders must drop), or    the allocation gives up
+ *     none at all                                  after more than
+ *                                                  PC_MAX_RECLAIM_RETRIES
+ *
+ * Giving up returns NULL (allocfail; callers turn it into -ENOMEM): every
+ * frame held by references, the caller's own for instance.  A resize or
+ * kswapd at work frees frames (progress) or ends.  Pages to come cannot
+ * keep an allocation waiting for ever: writeback in flight ends, with the
+ * page clean or (a failed write) dirty again, and once a write has
+ * failed since the allocation began, or while a device's last write
+ * failed (pc__bdi_failing: its flusher backs off), dirty and writeback
+ * pages are progress to come no more (a device that fails every write
+ * would rewrite them for ever): those rounds count too.  A locked
+ * page is unlocked by its holder, who never waits here with it: nothing
+ * allocates while holding a page lock of a page not yet sent to its read
+ * (readahead.c sends its run before it waits in the allocator).
+ *
+ * Each wait (alloc_busy_waits counts those for progress to come) sleeps
+ * on the node's alloc_cond until the node's reclaim_progress moves: a
+ * frame freed on the node (pc__free_page(s) wake the node's allocators
+ * when any wait: n->alloc_waiters), a page reclaim had met under
+ * writeback or dirty made reclaimable (lru.c's rotation at writeback's
+ * end), reclaim's frees, the budget grown (resize.c).  Events with no
+ * wake-up (an unlock, a reference dropped, a frame freed on another
+ * node) are seen at the next look, ALLOC_WAIT_NS later: a re-check, not
+ * a deadline; no decision depends on how long a wait took.
  *
  * Each node also has an arena (arena.c) for the radix-tree nodes of the
  * mappings created by its threads, reserved as large as the node's
@@ -91,15 +123,14 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "bdi.h"
 #include "internal.h"
 #include "node.h"
 #include "numa_topology.h"
 #include "shm.h"
 #include "tree.h"
 
-#define ALLOC_GIVE_UP_NS (1000ull * 1000 * 1000)	/* busy pages seen */
-#define ALLOC_GIVE_UP_PINNED_NS (250ull * 1000 * 1000)	/* only pinned ones */
-#define ALLOC_WAIT_NS (2L * 1000 * 1000)	/* one wait for progress */
+#define ALLOC_WAIT_NS (2ull * 1000 * 1000)	/* a wait's re-check */
 #define HUGE_BYTES (2ull << 20)
 
 /* Watermarks of @n from its share: create and resize, under free_lock. */
@@ -512,6 +543,7 @@ void pc__free_page(struct pc_cache *c, struct pc_page *p)
 	free_one_locked(c, n, p);
 	pc__unlock(&n->free_lock);
 	pc__inc(c, n->id, pgfree);
+	pc__alloc_wake(n);
 }
 
 void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr)
@@ -525,6 +557,7 @@ void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 			free_one_locked(c, n, pages[j]);
 		pc__unlock(&n->free_lock);
 		pc__add(c, n->id, pgfree, j - i);
+		pc__alloc_wake(n);
 		i = j;
 	}
 }
@@ -695,15 +728,118 @@ static uint64_t frees_so_far(struct pc_cache *c)
 	return pc__vmstat_sum(c, PC_VM_pgfree);
 }
 
-/* Sleep until a reclaimer on @n makes progress, at most @ns. */
-static void wait_for_progress(struct pc_node *n, long ns)
+void pc__alloc_wake(struct pc_node *n)
+{
+	if (!atomic_load(&n->alloc_waiters))
+		return;
+	atomic_fetch_add(&n->reclaim_progress, 1);
+	pc__lock(&n->kswapd_mtx);
+	pthread_cond_broadcast(&n->alloc_cond);
+	pc__unlock(&n->kswapd_mtx);
+}
+
+/*
+ * Sleep until @n's reclaim_progress moves from @gen (read before the
+ * round's last look at the free lists, with n->alloc_waiters raised
+ * already, so a wake-up after that look is never lost), or ALLOC_WAIT_NS
+ * for a look at what sends none.
+ */
+static void wait_for_progress(struct pc_node *n, uint64_t gen)
 {
 	struct timespec ts;
 
+	pc__deadline(&ts, ALLOC_WAIT_NS);
 	pc__lock(&n->kswapd_mtx);
-	pc__deadline(&ts, (uint64_t)ns);
-	pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
+	if (atomic_load(&n->reclaim_progress) == gen && !n->stop)
+		pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts);
 	pc__unlock(&n->kswapd_mtx);
+}
+
+/* What one round of the slow path saw: the retry rule (top of file). */
+struct alloc_retry {
+	uint64_t frees;		/* frees_so_far at the last round */
+	uint64_t errors;	/* writeback_errors when the allocation began */
+	unsigned no_progress;	/* rounds in a row counted */
+};
+
+enum alloc_verdict { ALLOC_AGAIN, ALLOC_WAIT, ALLOC_GIVE_UP };
+
+static enum alloc_verdict should_retry(struct pc_cache *c, int nid,
+				       struct alloc_retry *r,
+				       unsigned long freed, unsigned long busy)
+{
+	uint64_t frees = frees_so_far(c);
+	bool progress = freed || frees != r->frees;
+	bool failed;
+
+	r->frees = frees;
+	if (progress) {
+		r->no_progress = 0;
+		return ALLOC_AGAIN;
+	}
+	failed = pc__vmstat_sum(c, PC_VM_writeback_errors) != r->errors ||
+		 pc__bdi_failing(c);
+	if (!failed && (busy || pc__vmstat_sum(c, PC_VM_nr_writeback))) {
+		pc__inc(c, nid, alloc_busy_waits);
+		return ALLOC_WAIT;
+	}
+	pc__inc(c, nid, alloc_retries);
+	if (++r->no_progress > PC_MAX_RECLAIM_RETRIES)
+		return ALLOC_GIVE_UP;
+	return ALLOC_WAIT;
+}
+
+/* One round of the slow path; NULL with *freed, *busy what reclaim saw. */
+static struct pc_page *alloc_round(struct pc_cache *c, int nid, bool local_only,
+				   bool can_reclaim, bool *gave_way, int *got,
+				   unsigned long *freed, unsigned long *busy)
+{
+	struct pc_page *p;
+	unsigned long b;
+
+	*freed = *busy = 0;
+	/* Slow path: down to min; kswapds are awake by now. */
+	p = zonelist_pass(c, nid, false, local_only, got);
+	if (p)
+		return p;
+	/* A kswapd woken, not yet run: give way once (vmscan.c). */
+	if (can_reclaim && !*gave_way) {
+		*gave_way = true;
+		if (pc__kswapd_give_way(c, &c->nodes[nid])) {
+			p = zonelist_pass(c, nid, false, local_only, got);
+			if (p)
+				return p;
+		}
+	}
+	/* Direct reclaim: the local node, then (spilling) the others. */
+	if (can_reclaim) {
+		*freed = pc__direct_reclaim(c, &c->nodes[nid], busy);
+		p = rmqueue(c, &c->nodes[nid], 0);
+		if (p) {
+			*got = nid;
+			return p;
+		}
+	}
+	p = zonelist_pass(c, nid, false, false, got);
+	if (p)
+		return p;
+	for (int i = 1; i < c->nr_nodes && !p; i++) {
+		int o = (nid + i) % c->nr_nodes;
+
+		if (can_reclaim) {
+			*freed += pc__direct_reclaim(c, &c->nodes[o], &b);
+			*busy += b;
+		}
+		p = rmqueue(c, &c->nodes[o], 0);
+		*got = o;
+	}
+	if (p)
+		return p;
+	if (!*freed) {
+		p = rmqueue(c, &c->nodes[nid], 0);	/* last frames */
+		*got = nid;
+	}
+	return p;
 }
 
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
@@ -715,7 +851,8 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 	int nid = want;
 	bool local_only = c->cfg.node_reclaim;
 	bool can_reclaim = t && !t->in_reclaim, gave_way = false;
-	uint64_t start = 0, last_progress = 0, last_frees = 0;
+	struct alloc_retry retry;
+	struct pc_node *n;
 	struct pc_page *p;
 	int got = nid;
 
@@ -731,73 +868,32 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			goto out;
 		return NULL;
 	}
+	n = &c->nodes[nid];
+	/* Raised before the first look, so no free after it goes unheard. */
+	atomic_fetch_add(&n->alloc_waiters, 1);
+	retry = (struct alloc_retry){
+		.frees = frees_so_far(c),
+		.errors = pc__vmstat_sum(c, PC_VM_writeback_errors),
+	};
 	for (;;) {
-		unsigned long freed = 0, busy = 0, b;
-		uint64_t now, frees;
+		uint64_t gen = atomic_load(&n->reclaim_progress);
+		unsigned long freed, busy;
+		enum alloc_verdict v;
 
-		/* Slow path: down to min; kswapds are awake by now. */
-		p = zonelist_pass(c, nid, false, local_only, &got);
+		p = alloc_round(c, nid, local_only, can_reclaim, &gave_way,
+				&got, &freed, &busy);
 		if (p)
-			goto out;
-		/* A kswapd woken, not yet run: give way once (vmscan.c). */
-		if (can_reclaim && !gave_way) {
-			gave_way = true;
-			if (pc__kswapd_give_way(c, &c->nodes[nid]))
-				continue;
-		}
-		/* Direct reclaim: the local node, then (spilling) the others. */
-		if (can_reclaim) {
-			freed = pc__direct_reclaim(c, &c->nodes[nid], &busy);
-			p = rmqueue(c, &c->nodes[nid], 0);
-			if (p) {
-				got = nid;
-				goto out;
-			}
-		}
-		p = zonelist_pass(c, nid, false, false, &got);
-		if (p)
-			goto out;
-		for (int i = 1; i < c->nr_nodes && !p; i++) {
-			int o = (nid + i) % c->nr_nodes;
-
-			if (can_reclaim) {
-				freed += pc__direct_reclaim(c, &c->nodes[o], &b);
-				busy += b;
-			}
-			p = rmqueue(c, &c->nodes[o], 0);
-			got = o;
-		}
-		if (p)
-			goto out;
-		if (!freed) {
-			p = rmqueue(c, &c->nodes[nid], 0);	/* last frames */
-			if (p) {
-				got = nid;
-				goto out;
-			}
-		}
-		/*
-		 * Bounded wait.  Progress is a frame freed anywhere; without
-		 * any, give up after ALLOC_GIVE_UP_NS while reclaim still sees
-		 * pages that will become reclaimable on their own, and after
-		 * ALLOC_GIVE_UP_PINNED_NS when all it sees is pinned.
-		 */
-		now = pc__now_ns();
-		frees = frees_so_far(c);
-		if (!start) {
-			start = last_progress = now;
-			last_frees = frees;
-		}
-		if (freed || frees != last_frees) {
-			last_progress = now;
-			last_frees = frees;
-		} else if (now - last_progress >
-			   (busy || !can_reclaim ? ALLOC_GIVE_UP_NS
-						 : ALLOC_GIVE_UP_PINNED_NS)) {
-			pc__inc(c, nid, allocfail);
-			return NULL;
-		}
-		wait_for_progress(&c->nodes[nid], ALLOC_WAIT_NS);
+			break;
+		v = should_retry(c, nid, &retry, freed, busy);
+		if (v == ALLOC_GIVE_UP)
+			break;
+		if (v == ALLOC_WAIT)
+			wait_for_progress(n, gen);
+	}
+	atomic_fetch_sub(&n->alloc_waiters, 1);
+	if (!p) {
+		pc__inc(c, nid, allocfail);
+		return NULL;
 	}
 out:
 	account_numa(c, want, got, local);

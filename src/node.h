@@ -66,6 +66,8 @@ struct pc_node {
 	uint64_t wake_free;		/* nr_free when that wake was sent */
 	_Atomic bool stop;
 	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
+	_Atomic int alloc_waiters;	/* allocators in the slow path here
+					   (node.c: frees wake them) */
 	_Atomic int kswapd_active;
 	/*
 	 * Pages added to low (twice that to high) while direct reclaim keeps
@@ -104,6 +106,15 @@ void pc__nodes_fini(struct pc_cache *c);
 void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
 /* A frame of node @nid only if it stays above its low mark; never reclaims. */
 struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
+/*
+ * Rounds of the slow path in a row with no frame freed anywhere and
+ * nothing to come (only pinned pages) after which an allocation gives up
+ * (the kernel's MAX_RECLAIM_RETRIES): it fails after one more.
+ */
+#define PC_MAX_RECLAIM_RETRIES 16
+/* Something on @n may let a waiting allocator have a frame: wake those
+ * waiting (none: one atomic load).  No lock at or after KSWAPD held. */
+void pc__alloc_wake(struct pc_node *n);
 
 /*
  * populate.c: never-used memory faulted in ahead of the allocator, off the
@@ -128,7 +139,8 @@ bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
  * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
  * many of the pages it looked at will become reclaimable without their
  * users' help (dirty, under writeback, locked for I/O) as opposed to
- * pinned: the allocator waits longer for those.
+ * pinned: for the allocator those are progress to come, waited for and
+ * not counted against the allocation (node.c, the retry rule).
  */
 unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy);

@@ -80,9 +80,7 @@ static void grow_node(struct pc_cache *c, struct pc_node *n, uint32_t per)
 	atomic_store(&n->nr_frames, per);
 	pc__node_watermarks_locked(c, n);
 	pc__unlock(&n->free_lock);
-	pc__lock(&n->kswapd_mtx);
-	pthread_cond_broadcast(&n->alloc_cond);	/* allocators waiting */
-	pc__unlock(&n->kswapd_mtx);
+	pc__alloc_wake(n);	/* allocators waiting */
 }
 
 /* ------------------------------------------------------------------ */

@@ -19,8 +19,9 @@
  * priority) pages a pass in batches of 32, until it has freed a batch; it
  * drains its own LRU batches first and everyone's at priority 10.  It
  * reports the pages it saw that will become reclaimable on their own
- * (dirty, under writeback, locked for I/O): node.c waits longer for those
- * than for pinned ones before failing an allocation.
+ * (dirty, under writeback, locked for I/O): node.c waits for those (not
+ * counted against the allocation) where pinned ones count toward its
+ * give-up.
  *
  * Watermark boost: kswapd wakes at low, but runs only when it gets a CPU;
  * what allocations take meanwhile must fit between low and min.  So when

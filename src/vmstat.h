@@ -20,7 +20,7 @@ struct pc_tctx;
 	X(pgsteal_writeback_skip) X(pgsteal_resize) X(pgalloc) X(pgfree) \
 	X(pgpopulate_kswapd) X(pggrow_cold) \
 	X(allocstall) X(pgscan_direct_throttle) \
-	X(allocfail) X(kswapd_wakeup) X(kswapd_throttle) X(pageoutrun) \
+	X(allocfail) X(alloc_retries) X(alloc_busy_waits) X(kswapd_wakeup) X(kswapd_throttle) X(pageoutrun) \
 	X(workingset_refault_file) X(workingset_activate_file) \
 	X(workingset_restore_file) X(workingset_nodereclaim) \
 	X(numa_hit) X(numa_miss) X(numa_foreign) X(numa_local) X(numa_other) \

@@ -433,7 +433,8 @@ static void test_stable_pages(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
-/* Every frame pinned: allocation fails with -ENOMEM, after a bounded wait. */
+/* Every frame pinned: allocation fails with -ENOMEM, after the counted
+ * rounds without progress (node.c). */
 static void test_all_pinned_enomem(void **state)
 {
 	const char *path = tu_path("pinned");

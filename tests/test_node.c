@@ -1,7 +1,7 @@
 /*
  * test_node.c - memory nodes (node.c): frames, watermarks, allocation
- * order and the NUMA placement policies, and the bounded wait when every
- * frame is pinned.
+ * order and the NUMA placement policies, and the retry rule when every
+ * frame is pinned or under writeback.
  *
  *   nodes           nodes=N splits the budget; watermarks in order; a
  *                   thread's node is allocated first (numa_hit, _local);
@@ -10,7 +10,15 @@
  *   mapping_sticky  numa.mapping_sticky: a file's pages follow its first;
  *   dirty_spread    numa.dirty_spread: pages to be dirtied leave a node
  *                   at its share of the dirty limit;
- *   all_pinned      every frame pinned: -ENOMEM within the bounded wait.
+ *   all_pinned      every frame pinned by the test: -ENOMEM after
+ *                   PC_MAX_RECLAIM_RETRIES + 1 rounds without progress;
+ *   writeback_wait  the frames not pinned under writeback held in flight
+ *                   (a fault-backend gate): the allocation waits, far
+ *                   past the counted rounds, and has a frame once the
+ *                   write ends;
+ *   writeback_fails the same with every write failing: -ENOMEM after the
+ *                   counted rounds, no wait for pages that never come
+ *                   clean.
  *
  * Checks are on counters and page placement.  Tests look inside the cache.
  */
@@ -23,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "io.h"
 #include "node.h"
 #include "util.h"
 
@@ -226,7 +235,7 @@ static void pinned_run(const char *cfgs)
 	const char *path = tu_path("allpinned");
 	pc_page **pins;
 	unsigned char buf[PG];
-	uint64_t frames, n = 0, t0, waited;
+	uint64_t frames, n = 0, fails, retries, waits;
 	ssize_t r;
 	pc_cache *c;
 	pc_file *f;
@@ -245,15 +254,24 @@ static void pinned_run(const char *cfgs)
 		n++;
 	}
 	assert_int_equal(n, frames);	/* every frame, and not one more */
-	t0 = pc__now_ns();
+	fails = tu_vm(c, "allocfail");
+	retries = tu_vm(c, "alloc_retries");
+	waits = tu_vm(c, "alloc_busy_waits");
 	r = pc_pread(f, buf, PG, (off_t)((frames + 4) * PG));
-	waited = pc__now_ns() - t0;
 	assert_int_equal(r, -ENOMEM);
-	assert_true(tu_vm(c, "allocfail") >= 2);
-	printf("  %s: %llu frames pinned, -ENOMEM after %.0f ms\n", cfgs,
-	       (unsigned long long)frames, (double)waited / 1e6);
-	/* Bounded: 250 ms without progress (generous margin for slow runs). */
-	assert_true(waited < 3000ull * 1000 * 1000);
+	fails = tu_vm(c, "allocfail") - fails;
+	retries = tu_vm(c, "alloc_retries") - retries;
+	waits = tu_vm(c, "alloc_busy_waits") - waits;
+	printf("  %s: %llu frames pinned, -ENOMEM: %llu allocations failed "
+	       "after %llu rounds without progress, %llu waits for pages to "
+	       "come\n", cfgs, (unsigned long long)frames,
+	       (unsigned long long)fails, (unsigned long long)retries,
+	       (unsigned long long)waits);
+	/* Each failure took exactly the counted rounds: nothing in flight,
+	 * nothing dirty or locked, so no round waited for pages to come. */
+	assert_true(fails >= 1);
+	assert_int_equal(retries, fails * (PC_MAX_RECLAIM_RETRIES + 1));
+	assert_int_equal(waits, 0);
 	while (n)
 		pc_put_page(pins[--n]);
 	tu_read_page(f, frames + 4, 61);
@@ -270,11 +288,186 @@ static void test_all_pinned(void **state)
 	pinned_run("memory=128K nodes=2 reclaim.kswapd=off");
 }
 
+/* ------------------------------------------------------------------ */
+/* Writeback in flight                                                  */
+
+/* Rounds the held write outlasts: far more than the counted give-up
+ * allows, and more than the second the old clock allowed. */
+#define HOLD_ROUNDS 512
+
+struct wb_io {
+	pc_file *f;
+	unsigned char *buf;
+	uint64_t off;
+	ssize_t r;
+	_Atomic bool done;
+};
+
+static void *wb_fsync(void *arg)
+{
+	struct wb_io *w = arg;
+
+	w->r = pc_fsync(w->f);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+static void *wb_read(void *arg)
+{
+	struct wb_io *w = arg;
+
+	w->r = pc_pread(w->f, w->buf, PG, (off_t)w->off);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/*
+ * Every frame either pinned by the test or dirty and then held under
+ * writeback (the fault backend's gate): an allocation must wait for the
+ * write, however many rounds it takes, count none of them toward its
+ * give-up, and have a frame once the write ends.
+ */
+static void test_writeback_wait(void **state)
+{
+	const char *path = tu_path("wbwait");
+	static unsigned char data[4 * PG], want[PG], got[PG];
+	_Atomic bool gate = false;
+	struct pc_io_fault hold = { .op = PC_IO_WRITE, .fd = -1, .count = -1,
+				    .gate = &gate };
+	struct wb_io sync = { 0 }, rd = { 0 };
+	uint64_t frames, n = 0, fails, retries, waits;
+	pc_page **pins;
+	pthread_t ts, tr;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=64K io=fault "
+					 "reclaim.kswapd=off "
+					 "writeback.dirty_ratio=90 "
+					 "writeback.dirty_background_ratio=90 "
+					 "writeback.interval_ms=3600000"), 0);
+	frames = c->nr_frames;
+	tu_make_file(path, 64, 71);
+	pins = calloc(frames, sizeof(*pins));
+	f = tu_open_random(c, path, O_RDWR);
+	for (; n < frames - 4; n++)
+		assert_int_equal(pc_get_page(f, n, 0, &pins[n]), 0);
+	/* The last four frames: whole pages written, dirty; any write of
+	 * them held in flight (reclaim may hand the first to the flusher
+	 * while the last take the frames below min). */
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &hold), 0);
+	tu_pattern(data, sizeof(data), 72, 0);
+	assert_int_equal(pc_pwrite(f, data, sizeof(data), 32 * PG),
+			 (ssize_t)sizeof(data));
+	assert_int_equal(tu_vm(c, "nr_free_pages"), 0);
+	assert_int_equal(tu_vm(c, "nr_dirty") + tu_vm(c, "nr_writeback"), 4);
+	sync.f = f;
+	assert_int_equal(pthread_create(&ts, NULL, wb_fsync, &sync), 0);
+	while (pc__io_fault_hits(pc__local(c)->io) < 1)
+		tu_sleep_us(200);
+	assert_true(tu_vm(c, "nr_writeback") >= 1);
+	assert_int_equal(tu_vm(c, "nr_dirty") + tu_vm(c, "nr_writeback"), 4);
+	/* A read of a page not cached needs a frame. */
+	fails = tu_vm(c, "allocfail");
+	retries = tu_vm(c, "alloc_retries");
+	waits = tu_vm(c, "alloc_busy_waits");
+	rd = (struct wb_io){ .f = f, .buf = got, .off = 40 * PG };
+	assert_int_equal(pthread_create(&tr, NULL, wb_read, &rd), 0);
+	while (!atomic_load(&rd.done) &&
+	       tu_vm(c, "alloc_busy_waits") - waits < HOLD_ROUNDS)
+		tu_sleep_us(200);
+	printf("  %llu frames: %llu pinned, 4 dirty with their write held: the read "
+	       "waited %llu rounds for them, %llu counted\n",
+	       (unsigned long long)frames, (unsigned long long)n,
+	       (unsigned long long)(tu_vm(c, "alloc_busy_waits") - waits),
+	       (unsigned long long)(tu_vm(c, "alloc_retries") - retries));
+	assert_false(atomic_load(&rd.done));	/* it waits, no -ENOMEM */
+	assert_int_equal(tu_vm(c, "allocfail"), fails);
+	assert_int_equal(tu_vm(c, "alloc_retries"), retries);
+	/* The write ends: its pages are reclaimable, the read has one. */
+	atomic_store(&gate, true);
+	tu_join(ts);
+	tu_join(tr);
+	assert_int_equal(sync.r, 0);
+	assert_int_equal(rd.r, PG);
+	tu_pattern(want, PG, 71, 40 * PG);
+	assert_memory_equal(got, want, PG);
+	assert_int_equal(tu_vm(c, "allocfail"), fails);
+	while (n)
+		pc_put_page(pins[--n]);
+	assert_int_equal(pc_close(f), 0);
+	free(pins);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * The same frames, but every write fails: the dirty pages will never come
+ * clean, so they are no progress to come, and the allocation gives up
+ * after the counted rounds instead of waiting on them for ever.
+ */
+static void test_writeback_fails(void **state)
+{
+	const char *path = tu_path("wbfail");
+	static unsigned char data[4 * PG], got[PG];
+	struct pc_io_fault eio = { .op = PC_IO_WRITE, .fd = -1, .count = -1,
+				   .error = EIO };
+	uint64_t frames, n = 0, fails, retries, waits;
+	pc_page **pins;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=64K io=fault "
+					 "reclaim.kswapd=off "
+					 "writeback.dirty_ratio=90 "
+					 "writeback.dirty_background_ratio=90 "
+					 "writeback.interval_ms=3600000"), 0);
+	frames = c->nr_frames;
+	tu_make_file(path, 64, 73);
+	pins = calloc(frames, sizeof(*pins));
+	f = tu_open_random(c, path, O_RDWR);
+	for (; n < frames - 4; n++)
+		assert_int_equal(pc_get_page(f, n, 0, &pins[n]), 0);
+	assert_int_equal(pc__io_fault_add(pc__local(c)->io, &eio), 0);
+	tu_pattern(data, sizeof(data), 74, 0);
+	assert_int_equal(pc_pwrite(f, data, sizeof(data), 32 * PG),
+			 (ssize_t)sizeof(data));
+	assert_int_equal(pc_fsync(f), -EIO);	/* still dirty */
+	assert_int_equal(tu_vm(c, "nr_dirty"), 4);
+	assert_int_equal(tu_vm(c, "nr_free_pages"), 0);
+	fails = tu_vm(c, "allocfail");
+	retries = tu_vm(c, "alloc_retries");
+	waits = tu_vm(c, "alloc_busy_waits");
+	assert_int_equal(pc_pread(f, got, PG, 40 * PG), -ENOMEM);
+	fails = tu_vm(c, "allocfail") - fails;
+	retries = tu_vm(c, "alloc_retries") - retries;
+	waits = tu_vm(c, "alloc_busy_waits") - waits;
+	printf("  %llu pinned, 4 dirty on a device failing every write: "
+	       "-ENOMEM after %llu rounds, %llu waits for them\n",
+	       (unsigned long long)n, (unsigned long long)retries,
+	       (unsigned long long)waits);
+	assert_true(fails >= 1);
+	assert_int_equal(retries, fails * (PC_MAX_RECLAIM_RETRIES + 1));
+	assert_int_equal(waits, 0);
+	/* The device mends: the pages are written, and the read has one. */
+	pc__io_fault_clear(pc__local(c)->io);
+	assert_int_equal(pc_fsync(f), 0);
+	tu_read_page(f, 40, 73);
+	while (n)
+		pc_put_page(pins[--n]);
+	assert_int_equal(pc_close(f), 0);
+	free(pins);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodes),
 		cmocka_unit_test(test_all_pinned),
+		cmocka_unit_test(test_writeback_wait),
+		cmocka_unit_test(test_writeback_fails),
 		cmocka_unit_test(test_policy_node_reclaim),
 		cmocka_unit_test(test_policy_mapping_sticky),
 		cmocka_unit_test(test_policy_dirty_spread),
