@@ -2,10 +2,14 @@
  * tools/bench/wl_fsmark.c - fs_mark as LKP runs it (seed 000).
  *
  * T threads (2 x CPUs), each in its own folder, each makes F files of
- * size S: create, write in 16 KiB chunks, fsync, close.  Two shapes:
- *   fsmark-4M   S = 4 MiB, F x T x S = 2 x B
- *   fsmark-8K   S = 8 KiB, 256 files per subfolder, F x T x 64 KiB = B
- *               (so B = 256M makes 4096 files: fsync-bound, a few seconds)
+ * size S: create, write in 16 KiB chunks, fsync, close.  Three shapes:
+ *   fsmark-4M       S = 4 MiB, F x T x S = 2 x B
+ *   fsmark-4M-cold  the same files from an empty cache, start-up measured
+ *                   (no warm-up: the cache's first frames, a new
+ *                   process's first writebacks)
+ *   fsmark-8K       S = 8 KiB, 256 files per subfolder, F x T x 64 KiB = B
+ *                   (so B = 256M makes 4096 files: fsync-bound, a few
+ *                   seconds)
  * The warm-up, in folders of its own (w<thread>/), makes files the same
  * way first: for 4M, B of them (the cache full of the files' pages), for
  * 8K a quarter of the measured count; they stay, so the measured files
@@ -47,23 +51,34 @@ static void params(struct pcb_params *p, const struct pcb_opts *o,
 	pcb_param_set(p, "threads", threads);
 	pcb_param_set(p, "file_size", (int64_t)size);
 	pcb_param_set(p, "files_per_thread", (int64_t)(files ? files : 1));
-	pcb_param_set(p, "warmup_files_per_thread", (int64_t)(warm ? warm : 1));
+	pcb_param_set(p, "warmup_files_per_thread", (int64_t)warm);
 	pcb_param_set(p, "files_per_dir", PER_DIR);
 	pcb_param_set(p, "chunk", CHUNK);
+}
+
+/* A warm-up of @files a thread: at least one. */
+static uint64_t warm_files(uint64_t files)
+{
+	return files ? files : 1;
 }
 
 static void params_4m(struct pcb_params *p, const struct pcb_opts *o)
 {
 	/* warm-up: B of files */
 	params(p, o, 4u << 20, 2 * o->budget,
-	       o->budget / (uint64_t)(2 * o->cpus) / (4u << 20));
+	       warm_files(o->budget / (uint64_t)(2 * o->cpus) / (4u << 20)));
+}
+
+static void params_4m_cold(struct pcb_params *p, const struct pcb_opts *o)
+{
+	params(p, o, 4u << 20, 2 * o->budget, 0);	/* no warm-up */
 }
 
 static void params_8k(struct pcb_params *p, const struct pcb_opts *o)
 {
 	/* F x T x 64 KiB = B: the count of files, each of 8 KiB */
 	params(p, o, 8u << 10, o->budget / 8,
-	       o->budget / 8 / (uint64_t)(2 * o->cpus) / (8u << 10) / 4);
+	       warm_files(o->budget / 8 / (uint64_t)(2 * o->cpus) / (8u << 10) / 4));
 }
 
 static uint64_t disk(const struct pcb_params *p)
@@ -169,13 +184,13 @@ static int run(struct pcb_run *r)
 	return 0;
 }
 
-#define FSMARK(id, size, desc, warm) \
+#define FSMARK(id, size, desc, warm, suite) \
 	PCB_WORKLOAD(fsmark_##id) = { \
 		.name = "fsmark-" size, \
 		.group = "fsmark", \
 		.what = desc, \
 		.metric = "files/s", \
-		.in_suite = true, \
+		.in_suite = suite, \
 		.engines = PCB_ENG_ALL, \
 		.warmup = warm, \
 		.params = params_##id, \
@@ -184,6 +199,8 @@ static int run(struct pcb_run *r)
 	};
 
 FSMARK(4m, "4M", "2xCPUs threads make 4 MiB files (16 KiB writes, fsync), 2xB in all",
-       "B of files made the same way")
+       "B of files made the same way", true)
+FSMARK(4m_cold, "4M-cold", "fsmark-4M from an empty cache: start-up measured",
+       NULL, false)
 FSMARK(8k, "8K", "2xCPUs threads make 8 KiB files, 256 a folder, fsync each",
-       "a quarter as many files made the same way")
+       "a quarter as many files made the same way", true)
