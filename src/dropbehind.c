@@ -274,7 +274,7 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 	}
 	if (dropped)
 		pc__add(c, locked->id, dropbehind, dropped);
-	pc__free_pages(c, freed, total);	/* one free-lock hold a node */
+	pc__free_batch(c, freed, total);	/* one free-lock hold a node */
 	return total;
 }
 

@@ -457,6 +457,9 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
 /* The same for @nr frames: one free-lock hold per run of one node. */
 void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr);
+/* pc__free_pages of a batch sorted so that it is handed out lowest frame
+ * first (vmscan.c; @pages reordered): reclaim's and drop-behind's. */
+void pc__free_batch(struct pc_cache *c, struct pc_page **pages, unsigned nr);
 /* Drop a reference; the last one frees the frame (off the LRU first). */
 void pc__put_page(struct pc_cache *c, struct pc_page *p);
 /* The last reference is gone: off the LRU, back to the free list. */

@@ -60,7 +60,14 @@
  *      consecutive pages only, seed 000's "bourney") and removes each group
  *      under one tree-lock hold; off: one hold per page (vanilla);
  *   4. put back what was kept (one lru_lock hold), free what was removed
- *      (one free_lock hold).
+ *      (one free_lock hold), highest frame first (pc__free_batch): the
+ *      free list is a stack, so the batch is handed out lowest first and
+ *      a file written next gets frames side by side - its writeback
+ *      requests few segments (writeback.c).  In the order the batch left
+ *      the LRU (oldest first, which for pages read or written in order is
+ *      lowest frame first) it was handed out highest first, each 1 MiB
+ *      request some 250 segments, a request split in two by a virtio disk
+ *      of 254.
  * A page is removed only if its count can be frozen at exactly 2 (the
  * mapping's reference and ours) while it is locked, clean and not under
  * writeback: a pinned, locked, dirty or writeback page is never freed.  A
@@ -309,6 +316,21 @@ static bool remove_locked(struct pc_cache *c, struct pc_mapping *m,
 	return true;
 }
 
+/* Descriptors lie in frame order (c->pages): highest first. */
+static int frame_desc(const void *a, const void *b)
+{
+	const struct pc_page *x = *(struct pc_page *const *)a;
+	const struct pc_page *y = *(struct pc_page *const *)b;
+
+	return (x < y) - (x > y);
+}
+
+void pc__free_batch(struct pc_cache *c, struct pc_page **pages, unsigned nr)
+{
+	qsort(pages, nr, sizeof(pages[0]), frame_desc);
+	pc__free_pages(c, pages, nr);
+}
+
 /* Remove the clean pages in @pages: they are locked, we hold one ref. */
 static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 			     unsigned nr, bool *removed,
@@ -466,7 +488,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 			else
 				keep[nkeep++] = p;
 		}
-		pc__free_pages(c, clean, nf);	/* one free-lock hold */
+		pc__free_batch(c, clean, nf);	/* one free-lock hold */
 		freed += done;
 	}
 	putback(c, n, keep, nkeep);
@@ -616,6 +638,7 @@ bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n)
 		pc__inc(c, n->id, pgscan_direct_throttle);
 	return atomic_load(&n->reclaim_progress) != p0;
 }
+
 
 /* ------------------------------------------------------------------ */
 /* kswapd                                                              */

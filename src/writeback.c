@@ -31,6 +31,12 @@
  *     gangs and a contiguous file goes out in 1 MiB requests; the requests
  *     a gang closed are submitted together at its end, without waiting for
  *     them, so several are in flight (as many as the backend takes).
+ *     Frames side by side share one iovec; writeback_segments counts the
+ *     runs of frames each request has, a huge page's end ending one: what
+ *     the device sees as segments (a virtio disk without indirect
+ *     descriptors takes 254 a request and as many a ring, so a request of
+ *     scattered pages is split and runs alone; reclaim hands frames out in
+ *     order for this, vmscan.c).
  *   - the file's size is read under each page's lock: the last page, when
  *     the size ends inside it, goes alone and only its bytes up to the
  *     size are written, with a buffered pwrite on the mapping's buffered
@@ -131,6 +137,8 @@
 #include "tree.h"
 
 #define GANG 64
+/* The data of a huge page (node.h: a frame step), physically contiguous. */
+#define WB_HUGE_BYTES ((uintptr_t)PC_FRAME_STEP << PC_PAGE_SHIFT)
 #define NS_PER_MS 1000000ll
 #define FINAL_TRIES 3			/* pc__writeback_mapping_retry */
 
@@ -483,6 +491,7 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 	int fd = w->staged ? w->sfd :
 		 tail ? pc__backing_tail_fd(m, false) : pc__bk(m)->fd;
 	size_t bytes = tail ? tail : (size_t)n << PC_PAGE_SHIFT;
+	unsigned niov = 0, segs = 0;
 	struct wb_io *io;
 
 	/* Counted in this process's share: a death before the request is
@@ -498,17 +507,30 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 	io->nr = n;
 	io->bytes = bytes;
 	for (unsigned k = 0; k < n; k++) {
+		char *d = page_data(c, pages[k]);
+		struct iovec *last = niov ? &io->iov[niov - 1] : NULL;
+
 		atomic_store_explicit(&pages[k]->io_pid, pc__io_owner(c, k == 0),
 				      memory_order_relaxed);
 		io->pages[k] = pages[k];
-		io->iov[k].iov_base = page_data(c, pages[k]);
-		io->iov[k].iov_len = tail ? tail : PC_PAGE_SIZE;
+		/* Frames side by side share an iovec; a segment of the
+		 * device's ends with them or with a huge page. */
+		if (last && (char *)last->iov_base + last->iov_len == d) {
+			last->iov_len += PC_PAGE_SIZE;
+			if (!((uintptr_t)d & (WB_HUGE_BYTES - 1)))
+				segs++;
+		} else {
+			io->iov[niov++] = (struct iovec){
+				d, tail ? tail : PC_PAGE_SIZE };
+			segs++;
+		}
 	}
+	pc__add(c, 0, writeback_segments, segs);
 	io->req = (struct pc_io_req){
 		.fd = fd,
 		.op = PC_IO_WRITE,
 		.iov = io->iov,
-		.iovcnt = (int)n,
+		.iovcnt = (int)niov,
 		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
 		/* A buffered descriptor: its copy dropped (staged: at commit). */
 		.dontneed = !w->staged && (tail || !m->direct),

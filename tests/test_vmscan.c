@@ -435,6 +435,75 @@ static void test_inactive_balance(void **state)
 }
 
 /*
+ * Frames freed by reclaim are handed out lowest first (pc__free_batch),
+ * so a file written after a reclaim gets them side by side and its
+ * writeback requests are few segments (writeback_segments): here 3 for
+ * 2 MiB in two requests, where freed in the order a batch left the LRU
+ * they made 32.  One file read in order fills the cache (one page
+ * per miss, no kswapd: the LRU's order is the reads'), then a new file
+ * written in order takes its frames from direct reclaim's batches: they
+ * come out ascending but where a batch ends (allocstall counts them).
+ */
+static void test_freed_frames_ascending(void **state)
+{
+	const char *old = tu_path("asc-old"), *new = tu_path("asc-new");
+	const uint64_t frames = 1024, pages = 512;	/* memory=4M; 2 MiB */
+	uint64_t stall0, seg0, req0, descents = 0, stalls, segs, reqs;
+	uint32_t prev = 0;
+	char buf[PG];
+	pc_cache *c;
+	pc_file *fo, *fn;
+
+	(void)state;
+	tu_make_file(old, 2 * frames, 61);
+	assert_int_equal(pc_cache_create(&c, "memory=4M nodes=1 reclaim.kswapd=off "
+					 "cache.stickiness=off "
+					 "writeback.dirty_ratio=90 "
+					 "writeback.dirty_background_ratio=80 "
+					 "writeback.dirty_expire_ms=600000"), 0);
+	fo = tu_open_random(c, old, O_RDONLY);
+	for (uint64_t i = 0; i < 2 * frames; i++)
+		tu_read_page(fo, i, 61);
+	pc__lru_drain(c, pc__tctx(c));
+	assert_int_equal(pc_open(c, new, O_RDWR | O_CREAT | O_TRUNC, 0644, &fn), 0);
+	stall0 = tu_vm(c, "allocstall");
+	for (uint64_t i = 0; i < pages; i++) {
+		tu_pattern(buf, PG, 62, i * PG);
+		assert_int_equal(pc_pwrite(fn, buf, PG, (off_t)(i * PG)), PG);
+	}
+	stalls = tu_vm(c, "allocstall") - stall0;
+	for (uint64_t i = 0; i < pages; i++) {
+		struct pc_page *p = pc__find_get_page(fn->mapping, i);
+		uint32_t pfn;
+
+		assert_non_null(p);
+		pfn = page_pfn(c, p);
+		pc__put_page(c, p);
+		if (i && pfn < prev)
+			descents++;
+		prev = pfn;
+	}
+	seg0 = tu_vm(c, "writeback_segments");
+	req0 = tu_vm(c, "writeback_requests");
+	assert_int_equal(pc_fsync(fn), 0);
+	segs = tu_vm(c, "writeback_segments") - seg0;
+	reqs = tu_vm(c, "writeback_requests") - req0;
+	printf("  %llu pages: %llu direct reclaims, %llu descents; "
+	       "%llu requests, %llu segments\n", (unsigned long long)pages,
+	       (unsigned long long)stalls, (unsigned long long)descents,
+	       (unsigned long long)reqs, (unsigned long long)segs);
+	assert_true(stalls >= pages / PC_RECLAIM_BATCH);
+	assert_true(descents <= stalls + 1);
+	/* the old file's frames, freed in order: side by side but where a
+	 * batch or a huge page ends */
+	assert_true(segs <= reqs + stalls + pages / 512 + 1);
+	assert_true(segs < pages / 4);
+	pc_close(fo);
+	pc_close(fn);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
  * reclaim.batch_remove: tree-lock holds taken to remove a reclaimed page.
  * One page per miss, no kswapd: every tree-lock acquisition is an insert
  * (one per page read) or a removal.  Two files read alternately make a
@@ -763,6 +832,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inactive_balance),
 		cmocka_unit_test(test_policy_batch_remove),
+		cmocka_unit_test(test_freed_frames_ascending),
 		cmocka_unit_test(test_backoff_off),
 		cmocka_unit_test(test_backoff_sleepy),
 		cmocka_unit_test(test_backoff_blunt),
