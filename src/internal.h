@@ -455,6 +455,9 @@ struct pc_arena *pc__node_arena(struct pc_cache *c);
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			       unsigned gfp);
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
+/* Tests: writeback's fallocate(2) fails as on a file system without it
+ * (writeback.c, wb_extend).  Atomic: set by a test, read without a lock. */
+extern _Atomic bool pc__test_no_fallocate;
 /* The same for @nr frames: one free-lock hold per run of one node. */
 void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr);
 /* pc__free_pages of a batch sorted so that it is handed out lowest frame

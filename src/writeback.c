@@ -36,7 +36,15 @@
  *     the device sees as segments (a virtio disk without indirect
  *     descriptors takes 254 a request and as many a ring, so a request of
  *     scattered pages is split and runs alone; reclaim hands frames out in
- *     order for this, vmscan.c).
+ *     order for this, vmscan.c);
+ *   - before the first gang, a pass of O_DIRECT requests in flight
+ *     together (not marked now) whose pages reach past the file's end on
+ *     the disk (m->seen.size) allocates that part once (wb_extend:
+ *     fallocate(2) per run of pages, up to the file's size; ftruncate(2)
+ *     where there is no fallocate), so that no request extends the file:
+ *     ext4 serialises writes that extend i_size (i_rwsem exclusive, and a
+ *     wait for the write in the call) and runs those within it, into
+ *     allocated or unwritten blocks, under i_rwsem shared;
  *   - the file's size is read under each page's lock: the last page, when
  *     the size ends inside it, goes alone and only its bytes up to the
  *     size are written, with a buffered pwrite on the mapping's buffered
@@ -121,6 +129,7 @@
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -583,6 +592,107 @@ static void wb_add(struct wb_ctl *w, struct pc_page *p, int64_t size)
 }
 
 /*
+ * The file's end on the disk moved out once, before a pass's O_DIRECT
+ * writes reach past it (the top of the file).  The pages tagged
+ * @tag in [@start, @end] past the disk's end, at most @limit of them (a
+ * background pass's budget; 0: all), in runs of consecutive indices
+ * (WB_EXTENTS at most): each run is allocated with fallocate(2), mode 0,
+ * from the disk's end (m->seen.size) to the run's end or the file's size,
+ * whichever is less - so the disk is never longer than a size the file
+ * has, and the gaps between runs stay holes.  A file system without
+ * fallocate (EOPNOTSUPP) is extended by ftruncate(2) to the file's size
+ * instead, only when that grows it.  The pass's writes then land within
+ * the file's size (into unwritten extents on ext4), so none of them
+ * extends it: ext4 takes i_rwsem shared for them and runs them at once,
+ * where each extending write held it exclusive and waited for its own
+ * completion, so a new file's requests went to the device one by one.
+ *
+ * Nothing is done for a pass of at most one request past the disk's end
+ * (nothing to run beside it), nor when every run lies within it.  Under
+ * disk_size_lock, with the size read under it: a truncation that cut
+ * the disk before we read its old size checks the disk again under that
+ * lock once the cut is done (inode.c, truncate_locked) and cuts it once
+ * more.  ext4's fallocate waits for the file's O_DIRECT writes in
+ * flight: ours of this pass are not submitted yet.  Counters:
+ * writeback_extends (fallocate calls), writeback_extend_truncates.
+ */
+#define WB_EXTENTS 8
+
+_Atomic bool pc__test_no_fallocate;
+
+static void wb_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
+		      int tag, uint64_t limit)
+{
+	struct pc_cache *c = m->cache;
+	struct { uint64_t lo, hi; } ext[WB_EXTENTS];	/* pages [lo, hi) */
+	unsigned next = 0;
+	uint64_t index, pages = 0;
+	void *items[GANG];
+	uint64_t idx[GANG];
+	int64_t disk, size;
+	int fd = pc__bk(m)->fd;
+
+	pc__lock(&m->disk_size_lock);
+	disk = m->seen.size;
+	pc__unlock(&m->disk_size_lock);
+	if (atomic_load(&m->size) <= disk)
+		return;
+	index = pc_max(start, (uint64_t)disk >> PC_PAGE_SHIFT);
+	while (index <= end && (!limit || pages < limit)) {
+		unsigned n;
+
+		pc__tree_read_lock(&m->tree);
+		n = pc__tree_gang_tag(&m->tree, index, end, tag, items, idx, GANG);
+		pc__tree_read_unlock(&m->tree);
+		for (unsigned k = 0; k < n; k++) {
+			if (next && ext[next - 1].hi == idx[k]) {
+				ext[next - 1].hi++;
+			} else if (next == WB_EXTENTS) {
+				break;
+			} else {
+				ext[next].lo = idx[k];
+				ext[next++].hi = idx[k] + 1;
+			}
+			pages++;
+		}
+		if (n < GANG || (next == WB_EXTENTS &&
+				 ext[next - 1].hi != idx[n - 1] + 1))
+			break;
+		index = idx[n - 1] + 1;
+		if (index == 0)
+			break;	/* wrapped past the last index */
+	}
+	if (pages <= PC_MAX_IO_PAGES && next <= 1)
+		return;
+	pc__lock(&m->disk_size_lock);
+	disk = m->seen.size;
+	size = atomic_load(&m->size);
+	for (unsigned i = 0; i < next; i++) {
+		int64_t lo = pc_max((int64_t)(ext[i].lo << PC_PAGE_SHIFT), disk);
+		int64_t hi = pc_min((int64_t)(ext[i].hi << PC_PAGE_SHIFT), size);
+		struct stat st;
+
+		if (hi <= lo)
+			continue;
+		if (atomic_load_explicit(&pc__test_no_fallocate,
+					 memory_order_relaxed)) {
+			errno = EOPNOTSUPP;
+		} else if (fallocate(fd, 0, lo, hi - lo) == 0) {
+			pc__inc(c, 0, writeback_extends);
+			continue;
+		}
+		/* Not supported: the size alone, only ever up; other errors
+		 * (ENOSPC) are the writes' to meet and report. */
+		if (errno == EOPNOTSUPP && fstat(fd, &st) == 0 &&
+		    st.st_size < size && ftruncate(fd, size) == 0)
+			pc__inc(c, 0, writeback_extend_truncates);
+		break;
+	}
+	pc__seen_refresh_locked(m);	/* our change: not another's */
+	pc__unlock(&m->disk_size_lock);
+}
+
+/*
  * pc__writeback_range, its staged commits made @how; *@synced (if not
  * NULL): the pass was staged and its last commit synced the file (no
  * commit failed), so everything the pass wrote is durable.
@@ -641,6 +751,10 @@ static int writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 			w.staged = w.sfd >= 0;
 		}
 	}
+	/* Requests in flight together, O_DIRECT: none may extend the file. */
+	if (m->direct && !w.now && atomic_load(&m->nr_dirty))
+		wb_extend(m, start, end, tag,
+			  budget ? (uint64_t)pc_max(*budget, 1l) : 0);
 	while (index <= end) {
 		struct pc_page *pages[GANG];
 		int64_t size[GANG];	/* each page's, read under its lock */
