@@ -46,6 +46,9 @@ struct pc_node {
 	 * written under free_lock (atomic: read without it); populate_mtx
 	 * held across each populate step and each give-back (resize.c) */
 	_Atomic uint32_t ready;
+	/* populate.c, shared caches: every step of [0, huge) was collapsed
+	 * to a huge page, or tried; written under populate_mtx */
+	_Atomic uint32_t huge;
 	struct pc_lock populate_mtx;
 	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
 
@@ -123,7 +126,8 @@ void pc__alloc_wake(struct pc_node *n);
 void pc__populate_after_grow(struct pc_cache *c, struct pc_node *n);
 /* Fault in the next step ahead of @n's allocator (kswapd); frames done. */
 unsigned pc__populate_step(struct pc_cache *c, struct pc_node *n);
-/* Frames [hw, ready) that nothing will use again: ready down to @share. */
+/* Frames [hw, ready) that nothing will use again: ready down to @share
+ * (free_lock and populate_mtx held). */
 void pc__populate_forget_locked(struct pc_node *n, uint32_t share);
 
 /* lru.c: lru_lock held */

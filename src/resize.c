@@ -28,10 +28,11 @@
  *      between per and there come back into service (retired ones onto
  *      the free list), and the call returns -EBUSY with the budget where
  *      it got to (nr_budget_pages);
- *   5. the frames above the share are given back to the system: their
- *      data with MADV_DONTNEED from the first whole 2 MiB step, their
- *      descriptors - after a grace period, so no speculative reader still
- *      looks at one - from the first whole 2 MiB of descriptors, and hw
+ *   5. the frames above the share are given back to the system
+ *      (discard(): MADV_DONTNEED, a shared cache's memfd MADV_REMOVE):
+ *      their data from the first whole 2 MiB step, their descriptors -
+ *      after a grace period, so no speculative reader still looks at
+ *      one - from the first whole 2 MiB of descriptors, and hw
  *      comes down to the share, so a later growth initializes them anew;
  *      memory kswapd faulted in ahead (populate.c) above the share goes
  *      too, under populate_mtx so that none is being populated meanwhile.
@@ -294,6 +295,17 @@ static uint32_t settle_above_pins(struct pc_cache *c, struct pc_node *n,
 /* ------------------------------------------------------------------ */
 /* Step 5: memory back to the system.                                  */
 
+/*
+ * Memory back to the system: a private cache's anonymous memory is freed
+ * by MADV_DONTNEED; a shared cache's is its memfd's, which that only
+ * unmaps from this process, so there the file's pages are removed
+ * (MADV_REMOVE: a hole punched, gone from every process's mapping).
+ */
+static void discard(struct pc_cache *c, void *addr, size_t len)
+{
+	madvise(addr, len, c->shared ? MADV_REMOVE : MADV_DONTNEED);
+}
+
 static void give_back(struct pc_cache *c, struct pc_node *n)
 {
 	uint32_t share, hw, data_from, desc_from;
@@ -312,16 +324,15 @@ static void give_back(struct pc_cache *c, struct pc_node *n)
 	if (hw > share) {
 		data_from = round_up(share, PC_FRAME_STEP);
 		if (data_from < hw)
-			madvise(c->data + ((size_t)(n->first_pfn + data_from) << PC_PAGE_SHIFT),
-				(size_t)(hw - data_from) << PC_PAGE_SHIFT, MADV_DONTNEED);
+			discard(c, c->data + ((size_t)(n->first_pfn + data_from) << PC_PAGE_SHIFT),
+				(size_t)(hw - data_from) << PC_PAGE_SHIFT);
 		/* No reader that found a retired page in a tree is still at it. */
 		pc__tree_barrier(c->ebr);
 		desc_from = round_up(n->first_pfn + share, (uint32_t)DESC_STEP) -
 			    n->first_pfn;
 		if (desc_from < hw)
-			madvise(pfn_page(c, n->first_pfn + desc_from),
-				(size_t)(hw - desc_from) * sizeof(struct pc_page),
-				MADV_DONTNEED);
+			discard(c, pfn_page(c, n->first_pfn + desc_from),
+				(size_t)(hw - desc_from) * sizeof(struct pc_page));
 	}
 	pc__unlock(&n->populate_mtx);
 }

@@ -19,6 +19,7 @@ struct pc_tctx;
 	X(pgscan_kswapd) X(pgscan_direct) X(pgsteal_kswapd) X(pgsteal_direct) \
 	X(pgsteal_writeback_skip) X(pgsteal_resize) X(pgalloc) X(pgfree) \
 	X(pgpopulate_kswapd) X(pggrow_cold) \
+	X(thp_collapse_alloc) X(thp_collapse_alloc_failed) \
 	X(allocstall) X(pgscan_direct_throttle) \
 	X(allocfail) X(alloc_retries) X(alloc_busy_waits) X(kswapd_wakeup) X(kswapd_throttle) X(pageoutrun) \
 	X(workingset_refault_file) X(workingset_activate_file) \
