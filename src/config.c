@@ -68,6 +68,8 @@ static const struct key keys[] = {
 	{ "memory", SIZE, "64M", NULL, 0, UINT64_MAX, FIELD(memory) },
 	{ "memory.max", SIZE, NULL, "the machine's memory, or memory if larger",
 	  1, UINT64_MAX, FIELD(memory_max) },
+	{ "memory.thread_frames", UINT, "32", NULL, 0, PC_PCP_MAX,
+	  FIELD(thread_frames) },
 	{ "nodes", NODES, "1", NULL, 1, PC_MAX_NODES, FIELD(nodes) },
 	{ "io", IO, "uring", NULL, 0, 0, FIELD(io) },
 	{ "readahead.max", PAGES, NULL, "2M, at most 1/64 of the budget",

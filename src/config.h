@@ -53,6 +53,7 @@ struct pc_config {
 	unsigned dirty_expire_ms;
 	unsigned writeback_interval_ms;
 	unsigned watermark_scale;	/* per 10000 of a node's frames */
+	unsigned thread_frames;		/* memory.thread_frames (pcp.c) */
 	unsigned numa_scan_ms;		/* numa.scan_period_ms: initial */
 	unsigned numa_migrate_rate;	/* pages per second */
 	char trace[256];		/* trace=PATH; empty: off */

@@ -52,6 +52,7 @@
 #define PC_PAGE_SHIFT 12
 #define PC_LRU_BATCH 15		/* pages in a per-thread LRU batch */
 #define PC_RECLAIM_BATCH 32	/* SWAP_CLUSTER_MAX */
+#define PC_PCP_MAX 64		/* memory.thread_frames at most (pcp.c) */
 #define PC_MAX_NODES 64
 #define PC_MAX_IO_PAGES 256	/* largest request: 1 MiB */
 #define PC_DROP_BATCH 32	/* use-once pages dropped per tree-lock hold */
@@ -200,6 +201,15 @@ struct pc_tctx {
 	uint64_t bdp_period;		/* throttle.c: counted as a dirtier */
 	struct pc_bdi *bdp_bdi;		/* ... of this bdi, in this period */
 	bool in_reclaim;		/* direct reclaim recursion guard */
+	/*
+	 * pcp.c: free frames of node pcp_node taken off its free list
+	 * together, handed to this thread's allocations from the end (the
+	 * lowest frame last in, first out: ascending); t->lock (its owner
+	 * and remote drains).  Count 0, out of the node's nr_free.
+	 */
+	uint32_t pcp[PC_PCP_MAX];
+	_Atomic unsigned nr_pcp;	/* written under t->lock */
+	int pcp_node;
 	int32_t pid;			/* the thread's process (shared caches
 					   hold every process's contexts) */
 	struct pc_tctx *next;		/* c->tctx_lock */
@@ -400,7 +410,9 @@ static inline struct pc_mapping *closed_next(struct pc_mapping *m)
 int pc__cache_register(struct pc_cache *c);
 void pc__cache_unregister(struct pc_cache *c);
 struct pc_tctx *pc__tctx(struct pc_cache *c);
-void pc__tctx_drain_all(struct pc_cache *c);
+/* Every context's LRU batches onto the lists and its frames (pcp.c)
+ * back on the free lists: reclaim, resize, invalidation, destroy. */
+unsigned pc__tctx_drain_all(struct pc_cache *c);	/* frames given back */
 /* The contexts of process @pid's threads (it died): drained, freed. */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid);
 struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
@@ -455,6 +467,16 @@ struct pc_arena *pc__node_arena(struct pc_cache *c);
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			       unsigned gfp);
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
+/*
+ * pcp.c: a frame of node @nid from @t's own list, refilled from the
+ * node's free list while the node is above low (memory.thread_frames at
+ * a time): consecutive allocations of one thread get frames side by side
+ * however many threads allocate.  NULL: none (the caller takes one from
+ * the free list as before).
+ */
+struct pc_page *pc__pcp_alloc(struct pc_cache *c, struct pc_tctx *t, int nid);
+/* @t's frames back on their free list: frames given back. */
+unsigned pc__pcp_drain(struct pc_cache *c, struct pc_tctx *t);
 /* Tests: writeback's fallocate(2) fails as on a file system without it
  * (writeback.c, wb_extend).  Atomic: set by a test, read without a lock. */
 extern _Atomic bool pc__test_no_fallocate;

@@ -58,7 +58,9 @@
  * used (zone_reclaim_mode=1); without it allocation spills to any node
  * above its low mark, waking the kswapds it passes - seed 000's vanilla.
  *
- *   pc__alloc_page:  pass 1  every node allowed, above low   (fast path)
+ *   pc__alloc_page:  pass 0  the thread's own list of the start node
+ *                            (pcp.c), refilled above low
+ *                    pass 1  every node allowed, above low   (fast path)
  *                    pass 2  the same, above min
  *                    once: a woken or running kswapd of the start node
  *                    is given way until it frees pages (1 ms at most),
@@ -66,6 +68,8 @@
  *                    direct reclaim of the start node, then any node
  *                    above min, then direct reclaim of each other node,
  *                    then the reserve below min when nothing was freed
+ *                    once: every thread's list given back
+ *                    (pc__tctx_drain_all), and the round again
  *                    then the retry rule below: wait for progress and
  *                    again, or give up
  *   PC_GFP_NORETRY (readahead) stops after pass 2.
@@ -500,12 +504,51 @@ static struct pc_page *rmqueue(struct pc_cache *c, struct pc_node *n,
 		pc__populate_after_grow(c, n);
 	if (!p)
 		return NULL;
-	PC_ASSERT(page_count(p) == 0);
-	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
-	atomic_store_explicit(&p->hint_count, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->refcount, 1, memory_order_release);
+	pc__prep_new_page(p);
 	return p;
+}
+
+unsigned pc__rmqueue_bulk(struct pc_cache *c, struct pc_node *n,
+			  uint32_t *pfns, unsigned want)
+{
+	uint64_t low = node_wmark_low(n), nr_free;
+	unsigned got = 0;
+	bool grew = false;
+
+	if (atomic_load_explicit(&n->nr_free, memory_order_relaxed) <= low)
+		return 0;
+	pc__lock_counted(&n->free_lock);
+	nr_free = atomic_load(&n->nr_free);
+	/* Above low to start with (the fast path's test), and never below
+	 * min for the run: a thread's frames are no reserve. */
+	if (nr_free > low)
+		want = (unsigned)pc_min((uint64_t)want, nr_free - n->wmark_min);
+	else
+		want = 0;
+	while (got < want) {
+		struct pc_page *p;
+
+		if (n->free_head == PC_NO_PFN) {
+			if (atomic_load_explicit(&n->hw, memory_order_relaxed) >=
+			    atomic_load(&n->nr_frames))
+				break;
+			grow_locked(c, n);
+			grew = true;
+		}
+		p = pfn_page(c, n->free_head);
+		PC_ASSERT(page_count(p) == 0);
+		pfns[got++] = n->free_head;
+		n->free_head = p->lru_next;
+		p->lru_next = p->lru_prev = PC_NO_PFN;
+	}
+	atomic_store_explicit(&n->nr_free, nr_free - got, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->nr_pcp, got, memory_order_relaxed);
+	pc__unlock(&n->free_lock);
+	if (grew)
+		pc__populate_after_grow(c, n);
+	if (got && nr_free - got <= low)
+		pc__wakeup_kswapd(c, n);
+	return got;
 }
 
 /* @p (count 0, off the LRU, clean) back to @n's free list or retired. */
@@ -533,6 +576,19 @@ static void free_one_locked(struct pc_cache *c, struct pc_node *n,
 		atomic_store_explicit(&n->nr_free, atomic_load(&n->nr_free) + 1,
 				      memory_order_relaxed);
 	}
+}
+
+void pc__free_frames(struct pc_cache *c, struct pc_node *n,
+		     const uint32_t *pfns, unsigned nr)
+{
+	if (!nr)
+		return;
+	pc__lock_counted(&n->free_lock);
+	for (unsigned i = 0; i < nr; i++)
+		free_one_locked(c, n, pfn_page(c, pfns[i]));
+	atomic_fetch_sub_explicit(&n->nr_pcp, nr, memory_order_relaxed);
+	pc__unlock(&n->free_lock);
+	pc__alloc_wake(n);
 }
 
 void pc__free_page(struct pc_cache *c, struct pc_page *p)
@@ -851,6 +907,7 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 	int nid = want;
 	bool local_only = c->cfg.node_reclaim;
 	bool can_reclaim = t && !t->in_reclaim, gave_way = false;
+	bool drained = false;
 	struct alloc_retry retry;
 	struct pc_node *n;
 	struct pc_page *p;
@@ -858,6 +915,9 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 
 	if (c->cfg.dirty_spread && (gfp & PC_GFP_WRITE) && c->nr_nodes > 1)
 		nid = dirty_spread_node(c, nid);
+	/* The thread's own list (pcp.c), refilled above the low mark. */
+	if (t && (p = pc__pcp_alloc(c, t, nid)))
+		goto out;
 	/* Fast path: above the low mark. */
 	p = zonelist_pass(c, nid, true, local_only, &got);
 	if (p)
@@ -884,6 +944,12 @@ struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 				&got, &freed, &busy);
 		if (p)
 			break;
+		/* Frames on threads' lists, once: out of reach till now. */
+		if (!drained) {
+			drained = true;
+			if (pc__tctx_drain_all(c))
+				continue;
+		}
 		v = should_retry(c, nid, &retry, freed, busy);
 		if (v == ALLOC_GIVE_UP)
 			break;

@@ -42,6 +42,8 @@ struct pc_node {
 					   and never-used frames of the share */
 	_Atomic uint64_t nr_retiring;	/* free_lock: frames above the share
 					   still in use (a shrink, resize.c) */
+	_Atomic uint64_t nr_pcp;	/* frames on threads' lists (pcp.c),
+					   out of nr_free; atomic */
 	/* populate.c: frames [hw, ready) faulted in ahead by kswapd; ready
 	 * written under free_lock (atomic: read without it); populate_mtx
 	 * held across each populate step and each give-back (resize.c) */
@@ -107,6 +109,28 @@ int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
 /* Set @n's watermarks from its nr_frames; free_lock (or create). */
 void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/*
+ * Up to @want frames of @n off its free list at once, into @pfns in the
+ * list's order (lowest first after a reclaim's batch or a new step), for
+ * a thread's own list (pcp.c): only while @n is above its low mark, never
+ * leaving it below min; kswapd woken when it is left at low.  The frames
+ * keep count 0 and leave nr_free.  Returns how many.
+ */
+unsigned pc__rmqueue_bulk(struct pc_cache *c, struct pc_node *n,
+			  uint32_t *pfns, unsigned want);
+/* Frames of @n that a thread's list held (count 0), back on the free list
+ * (or retired, above the share); wakes @n's waiting allocators. */
+void pc__free_frames(struct pc_cache *c, struct pc_node *n,
+		     const uint32_t *pfns, unsigned nr);
+/* A frame off a free list becomes a page: count 1, flags clear. */
+static inline void pc__prep_new_page(struct pc_page *p)
+{
+	PC_ASSERT(page_count(p) == 0);
+	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
+	atomic_store_explicit(&p->hint_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->refcount, 1, memory_order_release);
+}
 /* A frame of node @nid only if it stays above its low mark; never reclaims. */
 struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 /*

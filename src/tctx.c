@@ -133,6 +133,7 @@ static void tctx_exit(void *arg)
 		c = live_find(slots[i].id);
 		if (c && c == t->cache) {
 			pc__lru_drain(c, t);
+			pc__pcp_drain(c, t);
 			if (c->shared)
 				pins_hand_over(c, t);
 			tctx_unlink(c, t);
@@ -196,14 +197,19 @@ struct pc_tctx *pc__tctx(struct pc_cache *c)
 	return t;
 }
 
-void pc__tctx_drain_all(struct pc_cache *c)
+unsigned pc__tctx_drain_all(struct pc_cache *c)
 {
+	unsigned frames = 0;
+
 	pc__lock(&c->tctx_lock);
 	for (struct pc_tctx *t = atomic_load_explicit(&c->tctxs,
 						      memory_order_acquire);
-	     t; t = t->next)
+	     t; t = t->next) {
 		pc__lru_drain(c, t);
+		frames += pc__pcp_drain(c, t);
+	}
 	pc__unlock(&c->tctx_lock);
+	return frames;
 }
 
 int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
@@ -431,6 +437,7 @@ void pc__tctx_reap(struct pc_cache *c, pid_t pid)
 		if (!t)
 			return;
 		pc__lru_drain(c, t);	/* the pages its batches held */
+		pc__pcp_drain(c, t);	/* and the frames of its list */
 		pc__add(c, 0, shared_refs_reaped, held_give_back(c, t));
 		tctx_unlink(c, t);
 		pc__lock_destroy(&t->lock);
@@ -552,6 +559,7 @@ void pc__cache_unregister(struct pc_cache *c)
 		if (!t)
 			break;
 		pc__lru_drain(c, t);
+		pc__pcp_drain(c, t);
 		tctx_unlink(c, t);
 		pc__lock_destroy(&t->lock);
 		pc__cache_free(c, t, sizeof(*t));

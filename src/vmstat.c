@@ -141,9 +141,11 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 		return atomic_load(&n->lru[PC_LRU_INACTIVE].nr);
 	case PC_VM_nr_active_file:
 		return atomic_load(&n->lru[PC_LRU_ACTIVE].nr);
-	case PC_VM_nr_file_pages:	/* in use: in the share, or retiring */
+	case PC_VM_nr_file_pages:	/* in use: in the share, or retiring,
+					   and not on a thread's list */
 		return gauge(n->nr_frames + atomic_load(&n->nr_retiring) -
-			     atomic_load(&n->nr_free));
+			     atomic_load(&n->nr_free) -
+			     atomic_load(&n->nr_pcp));
 	case PC_VM_nr_budget_pages:
 		return n->nr_frames;
 	case PC_VM_nr_dirty:
