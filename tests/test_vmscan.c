@@ -639,10 +639,16 @@ static void backoff_setup(struct backoff *b, const char *mode, int nodes)
 	memset(b, 0, sizeof(*b));
 	b->pages = BACKOFF_FRAMES + BACKOFF_FRAMES / 2;
 	tu_make_file(path, b->pages, 21);
-	/* A wide gap between low and high: balancing takes many batches. */
+	/*
+	 * A wide gap between low and high: balancing takes many batches.  No
+	 * per-thread lists (pcp.c): backoff_to_low counts frames off the
+	 * free list, and a frame left on the thread's list from the refill
+	 * would leave the node one above low, its kswapd never woken.
+	 */
 	snprintf(cfg, sizeof(cfg), "memory=8M nodes=%d numa.node_reclaim=off "
 		 "cache.stickiness=off reclaim.watermark_scale=3000 "
-		 "reclaim.contention_backoff=%s", nodes, mode);
+		 "memory.thread_frames=0 reclaim.contention_backoff=%s",
+		 nodes, mode);
 	assert_int_equal(pc_cache_create(&b->c, cfg), 0);
 	b->f = tu_open_random(b->c, path, O_RDONLY);
 	backoff_refill(b);
