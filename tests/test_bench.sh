@@ -20,7 +20,10 @@
 #      (kernel, dontcache: and their metadata, under 1/64 more) are the
 #      warm-up's B in "warmup" and the measured 3 x B in "vmstat";
 #      cached-read's file is read in (pgpgin, the device's bytes) in the
-#      warm-up and never in the measured part;
+#      warm-up and never in the measured part; repetitions run by turns
+#      (pagecache's first, kernel's first, pagecache's second, ..., by
+#      each rep's "started_at"), one result after the other with
+#      --order sequential;
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
 #      so, on screen and in its file;
 #   4. a run interrupted by SIGINT exits 130, marks its result partial and
@@ -74,6 +77,7 @@ expect_error "bad --budget" bench --budget 8M,lots
 expect_error "twice in --budget" bench --budget 8M,8M
 expect_error "more than this machine has" bench --budget 64T
 expect_error "bad --reps" bench --reps 0
+expect_error "bad --order" bench --order random
 expect_error "bad --duration" bench --duration -1
 expect_error "KEY=VALUE" bench --set nokey
 expect_error "--budget" bench --set memory=1G
@@ -369,6 +373,32 @@ for e in ("pagecache", "limit"):
 sys.exit(bad)
 EOF
 [ "$rc" -eq 0 ] || fail "bench --budget 8M,12M: exit $rc"
+
+echo "== repetitions by turns: pagecache 1, kernel 1, pagecache 2, kernel 2"
+# by the order of the reps' "started_at", never by how long they took
+for order in turns sequential; do
+	"$bin" bench --workload dd-async --engine pagecache,kernel --budget 8M \
+		--reps 2 --duration 1 --order "$order" --dir "$tmp/files" \
+		--out "$tmp/order-$order" >"$tmp/order.log" 2>&1
+	rc=$?
+	got=$(python3 - "$tmp/order-$order" <<'EOF2' 2>&1
+import json, os, sys
+at = []
+for e in ("pagecache", "kernel"):
+    d = json.load(open(os.path.join(sys.argv[1], "dd-async-%s.json" % e)))
+    at += [(r["started_at"], "%s%d" % (e[0], i + 1)) for i, r in enumerate(d["reps"])]
+print(" ".join(name for _, name in sorted(at)))
+EOF2
+)
+	want="p1 k1 p2 k2"
+	[ "$order" = sequential ] && want="p1 p2 k1 k2"
+	if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then
+		ok "--order $order: the reps started as $got"
+	else
+		fail "--order $order: exit $rc, the reps started as '$got', not $want"
+		sed 's/^/    /' "$tmp/order.log"
+	fi
+done
 
 echo "== no memory cgroup: the run goes on unconstrained, and says so"
 out=$(PAGECACHE_BENCH_NO_CGROUP=1 "$bin" bench --workload dd-async --engine kernel \

@@ -157,12 +157,19 @@ int pcb_os_sample(const char *cgroup_dir, int cg_version,
 
 #define PCB_MAX_BUDGETS 8
 
+/* The order of a run's repetitions (--order; runner.c). */
+enum pcb_order {
+	PCB_ORDER_TURNS,	/* rep 1 of every engine and config, then rep 2... */
+	PCB_ORDER_SEQUENTIAL,	/* every rep of one, then every rep of the next */
+};
+
 struct pcb_opts {
 	uint64_t budget;		/* bytes: B of docs/workloads.md (the one in
 					   force: pcb_run_all sets each) */
 	uint64_t budgets[PCB_MAX_BUDGETS];	/* --budget list, in order */
 	int nr_budgets;
 	int reps;
+	enum pcb_order order;		/* --order: turns (the default) */
 	double duration;		/* s: timed workloads run this long */
 	double max_time;		/* s: the whole run's target, 0: none */
 	int cpus;			/* online CPUs: scales threads */
@@ -181,7 +188,8 @@ struct pcb_opts {
 
 /*
  * Run every selected workload x engine x config at each budget (budgets
- * outermost, in the order given), opt->reps times each, writing result
+ * outermost, in the order given), opt->reps times each (by turns, unless
+ * opt->order says sequential), writing result
  * files to opt->out (runner.c).  *files, if not NULL,
  * receives the result files with figures, the kernel engine's first.
  * Returns 0, 1 if a run failed, 130 if interrupted.

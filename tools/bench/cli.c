@@ -90,6 +90,9 @@ static void usage(FILE *f, bool suite)
 "  -b, --budget LIST     memory budget B, e.g. 256M (default 256M, min 4M);\n"
 "                        a list (64M,1G,8G) runs every workload at each\n"
 "  -r, --reps N          repetitions of each run (default 3)\n"
+"      --order ORDER     turns (default): rep 1 of every engine and config,\n"
+"                        then rep 2, ...; sequential: all of one, then the\n"
+"                        next\n"
 "  -s, --set KEY=VALUE   a pagecache config pair (repeatable), e.g.\n"
 "                        --set nodes=4 --set reclaim.batch_remove=1\n"
 "  -d, --duration SECS   timed workloads run this long; the others stop at\n"
@@ -245,7 +248,7 @@ static int parse_set(struct pcb_opts *o, const char *arg)
 static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 {
 	enum { OPT_DIR = 256, OPT_LABEL, OPT_TRACE, OPT_LIST, OPT_MAX_TIME,
-	       OPT_PROFILE, OPT_NO_PROFILE };
+	       OPT_PROFILE, OPT_NO_PROFILE, OPT_ORDER };
 	static const struct option longopts[] = {
 		{ "workload", required_argument, NULL, 'w' },
 		{ "engine", required_argument, NULL, 'e' },
@@ -256,6 +259,7 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 		{ "out", required_argument, NULL, 'o' },
 		{ "dir", required_argument, NULL, OPT_DIR },
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
+		{ "order", required_argument, NULL, OPT_ORDER },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "trace", no_argument, NULL, OPT_TRACE },
 		{ "profile", no_argument, NULL, OPT_PROFILE },
@@ -309,6 +313,15 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 			o->max_time = strtod(optarg, &end);
 			if (*end || end == optarg || o->max_time < 0)
 				return bad("bad --max-time '%s' (seconds, 0: off)", optarg);
+			break;
+		case OPT_ORDER:
+			if (!strcmp(optarg, "turns"))
+				o->order = PCB_ORDER_TURNS;
+			else if (!strcmp(optarg, "sequential"))
+				o->order = PCB_ORDER_SEQUENTIAL;
+			else
+				return bad("bad --order '%s' (turns or sequential)",
+					   optarg);
 			break;
 		case OPT_LABEL:
 			if (!*optarg || strpbrk(optarg, "/ \t"))
@@ -520,11 +533,13 @@ static int bench(int argc, char **argv, bool suite, char ***files)
 		len += pcb_fmt(size + len, sizeof(size) - (size_t)len, "%s%s",
 			       b ? "," : "", one);
 	}
-	printf("pagecache %s: %d workload%s, budget%s %s, %d rep%s, timed runs %g s%s; "
+	printf("pagecache %s: %d workload%s, budget%s %s, %d rep%s%s, timed runs %g s%s; "
 	       "test files under %s; results in %s\n", suite ? "run" : "bench",
 	       o->nr_workloads, o->nr_workloads == 1 ? "" : "s",
 	       o->nr_budgets == 1 ? "" : "s", size, o->reps,
-	       o->reps == 1 ? "" : "s", o->duration,
+	       o->reps == 1 ? "" : "s",
+	       o->reps == 1 ? "" : o->order == PCB_ORDER_TURNS ? " by turns" :
+	       " in sequence", o->duration,
 	       o->profile ? ", perf profiles" : "", o->dir, o->out);
 	fflush(stdout);
 	rc = pcb_run_all(o, files);

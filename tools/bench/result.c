@@ -136,6 +136,8 @@ void pcb_result_add_rep(struct pcb_result *res, json_t *rep)
 			json_object_set(json_object_get(res->root, "directions"),
 					k, v);
 	keep = json_object();
+	if (json_object_get(rep, "started_at"))
+		json_object_set(keep, "started_at", json_object_get(rep, "started_at"));
 	json_object_set(keep, "metrics", metrics);
 	json_object_set(keep, "vmstat", json_object_get(rep, "vmstat"));
 	json_object_set(keep, "samples", json_object_get(rep, "samples"));

@@ -2,8 +2,10 @@
  * tools/bench/runner.c - the parent: every run, one child per repetition.
  *
  *   for each budget (--budget list; the memory cgroup made for each)
- *    for each workload, engine, config  (one result file each)
- *     for each repetition
+ *    for each workload
+ *     for each engine, config: its result set up   (one result file each)
+ *     for rep 1..N, for each engine, config in turn   (by turns: A1 B1 A2 B2;
+ *                                      --order sequential: A1 A2 B1 B2)
  *       <test dir>/pagecache-bench.<pid>/<n>/      fresh, empty
  *       fork ── child: enter the cgroup (kernel engines), pcb_rep_run(),
  *               │      its JSON down the pipe, exit
@@ -11,10 +13,22 @@
  *                  read the pipe (progress line, watchdog), wait,
  *                  (--profile: its top symbols into the JSON)
  *                  remove the repetition's folder
- *     write the result file, print its summary line
+ *     write every result file, print its summary line
+ *
+ * By turns, because the machine drifts: this VM's device changes its
+ * fsync rate by 1.5x within a minute, and run one engine after the other
+ * the drift lands on one side (sqlite-oltp's pagecache / kernel was 485 /
+ * 285, then 337 / 398).  In turns every engine's repetitions are spread
+ * over the same minutes, so a slow drift moves both sides alike and
+ * cancels out of their ratio.  Each repetition records when it started
+ * ("started_at", Unix ns) so the order can be seen in the files.
  *
  * A program workload (program.c) runs its kernel engines with the cgroup's
- * limit set to the program's peak RSS under pagecache (program_limit).
+ * limit set to the program's peak RSS under pagecache (program_limit):
+ * pagecache's result comes first in a turn, so its first repetition has
+ * run before any kernel one, and that peak is the limit of every kernel
+ * repetition of the workload; the limit is set before each of them and
+ * the budget's restored after.
  *
  * The parent stays single-threaded and never touches an engine, so each
  * child starts from a clean process, and a repetition that crashes or is
@@ -24,9 +38,10 @@
  * pcb_stop and forwards SIGINT to the running child, whose workload stops
  * at its next check and still reports what it measured; a second Ctrl-C
  * kills the child.  The run then stops: results so far are written (the
- * interrupted one marked partial), the test files are removed, and the
- * exit code is 130.  `child` and `signals` are written by the handler and
- * read by the loop.
+ * interrupted one marked partial, its workload's others with the turns
+ * they had, none for one that had no turn), the test files are removed,
+ * and the exit code is 130.  `child` and `signals` are written by the
+ * handler and read by the loop.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +53,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -210,13 +226,22 @@ static json_t *child_death(const struct run_ctx *c, int status)
 	return error_rep("the repetition exited with %s and no figures", what);
 }
 
+/* The time of day in ns since the Unix epoch: when a repetition started. */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 {
 	char dir[1100];
 	int fds[2], status = 0;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	uint64_t t0 = pcb_now_ns(), limit_ns, killed_at = 0;
+	uint64_t t0 = pcb_now_ns(), started = wall_ns(), limit_ns, killed_at = 0;
 	struct pcb_profile prof;
 	bool profiling = c->opt->profile;
 	json_t *out;
@@ -305,6 +330,7 @@ static json_t *run_rep(struct run_ctx *c, int rep, const char *trace)
 		json_object_set_new(out, "reason", json_string(
 			"the repetition overran its time limit and was stopped"));
 	}
+	json_object_set_new(out, "started_at", json_integer((json_int_t)started));
 	return out;
 }
 
@@ -435,9 +461,11 @@ static void cgroup_for_budget(const struct pcb_opts *opt, struct pcb_cgroup *cg)
 
 /*
  * A program's fair budget (program.c): the kernel engines' cgroup limit is
- * the peak RSS of the same program under pagecache in this run, *peak,
- * which one unrecorded pagecache repetition measures first when the
- * pagecache engine did not run.  Without it the limit stays the budget's.
+ * the peak RSS of the same program under pagecache in this run, *peak
+ * (taken before a kernel result's first repetition: pagecache's first
+ * repetition's, by turns), which one unrecorded pagecache repetition
+ * measures first when there is none (the pagecache engine did not run,
+ * or its repetition failed).  Without it the limit stays the budget's.
  * Both figures go into the result's "fair_budget" (not its params, which
  * compare expects equal between engines).  The parent's; the cgroup empty.
  */
@@ -468,7 +496,171 @@ struct run_all {
 	json_t *machine;
 };
 
-/* Every workload x engine x config at the budget c->opt->budget. */
+/*
+ * One result of a workload (an engine and config) while its repetitions
+ * take their turns with the others'.
+ */
+struct slot {
+	int e;
+	const char *variant;		/* "" for the base config */
+	bool base;			/* the base config (variant 0) */
+	bool runs;			/* served and not n/a: it has repetitions */
+	bool fair;			/* a program on a kernel engine, in the cgroup */
+	bool fair_done;			/* its limit taken (program_limit) */
+	uint64_t limit;			/* then: the cgroup's limit for its reps */
+	int reps_run;
+	struct pcb_result res;
+};
+
+#define MAX_SLOTS (PCB_NR_ENGINES * 3)	/* nr_configs gives at most 3 */
+
+/* Every result of workload c->wl set up, n/a ones marked; how many. */
+static int slots_setup(struct run_ctx *c, const struct pcb_cgroup *cg,
+		       const struct run_all *all, struct slot *slots)
+{
+	const struct pcb_opts *opt = c->opt;
+	int n = 0;
+
+	for (int e = 0; e < PCB_NR_ENGINES; e++) {
+		const char *variants[3];
+		bool served = c->wl->engines & PCB_ENG(e);
+		int nv;
+
+		if (!(opt->engines & PCB_ENG(e)) || !has_row(c->wl, e))
+			continue;
+		c->ops = pcb_engines[e];
+		nv = nr_configs(opt, c->wl, e, variants);
+		for (int v = 0; v < nv; v++) {
+			struct slot *s = &slots[n++];
+			struct pcb_result *res = &s->res;
+
+			memset(s, 0, sizeof(*s));
+			s->e = e;
+			s->variant = variants[v];
+			s->base = v == 0;
+			s->runs = served && !opt->na[e][0];
+			s->fair = s->runs && pcb_is_program(c->wl) &&
+				  c->ops->in_cgroup && cg->ok;
+			make_names(c, e, s->variant);
+			pcb_result_init(res, c->wl, c->ops->name, c->label,
+					c->config, c->par, all->machine,
+					c->ops->in_cgroup ? cg->ok : true);
+			if (opt->nr_budgets > 1)
+				pcb_fmt_size(opt->budget, res->budget,
+					     sizeof(res->budget));
+			if (!served)
+				pcb_result_set_status(res, "n/a", c->wl->na_reason);
+			else if (opt->na[e][0])
+				pcb_result_set_status(res, "n/a", opt->na[e]);
+		}
+	}
+	return n;
+}
+
+/*
+ * The @k-th repetition of a workload whose @nr results run @reps times
+ * each: which result (*slot) and which repetition (*rep, from 1).
+ */
+static void schedule(const struct pcb_opts *opt, int nr, int k, int *slot,
+		     int *rep)
+{
+	if (opt->order == PCB_ORDER_TURNS) {
+		*slot = k % nr;
+		*rep = k / nr + 1;
+	} else {
+		*slot = k / opt->reps;
+		*rep = k % opt->reps + 1;
+	}
+}
+
+/*
+ * Repetition @rep of result @s: its engine and names in c, a program's
+ * fair limit in the cgroup for it (taken the first time, program_limit)
+ * and the budget's back after it; *peak follows pagecache's base result.
+ */
+static void slot_rep(struct run_ctx *c, struct pcb_cgroup *cg,
+		     struct run_all *all, struct slot *s, int rep,
+		     uint64_t *peak)
+{
+	const struct pcb_opts *opt = c->opt;
+	struct pcb_result *res = &s->res;
+	char trace[600], *tr = NULL;
+
+	c->ops = pcb_engines[s->e];
+	if (s->fair && !s->fair_done) {
+		json_object_set_new(res->root, "fair_budget",
+				    program_limit(c, cg, peak));
+		s->limit = cg->limit;
+		s->fair_done = true;
+	} else if (s->fair && cg->limit != s->limit) {
+		pcb_cgroup_set_limit(cg, s->limit);
+	}
+	make_names(c, s->e, s->variant);
+	if (s->fair)	/* the limit in force, not the budget's */
+		json_object_set_new(res->root, "config", json_string(c->config));
+	if (opt->trace && s->e == PCB_PAGECACHE) {
+		pcb_fmt(trace, sizeof(trace), "%s-%s%s%s-rep%d.trace",
+			c->wl->name, c->label, res->budget[0] ? "-" : "",
+			res->budget, rep);
+		for (char *p = trace; *p; p++)
+			if (*p == '/' || *p == ' ')
+				*p = '_';
+		tr = trace;
+		if (rep == 1)
+			json_object_set_new(res->root, "trace", json_string(trace));
+	} else if (opt->trace && !all->traced_note) {
+		printf("--trace: only the pagecache engine records traces\n");
+		all->traced_note = true;
+	}
+	pcb_result_add_rep(res, run_rep(c, rep, tr));
+	c->reps_done++;
+	s->reps_run++;
+	if (pcb_is_program(c->wl) && s->e == PCB_PAGECACHE && s->base) {
+		uint64_t p = pcb_prog_peak(res->reps);
+
+		if (p > *peak)
+			*peak = p;
+	}
+	if (cg->ok && cg->limit != opt->budget + PCB_CGROUP_ALLOWANCE)
+		pcb_cgroup_set_limit(cg, opt->budget + PCB_CGROUP_ALLOWANCE);
+}
+
+/*
+ * Write result @s and print its summary line; 1 if it failed.  A result
+ * whose first turn a Ctrl-C took away has nothing to say: not written.
+ */
+static int slot_finish(const struct run_ctx *c, struct run_all *all,
+		       struct slot *s)
+{
+	struct pcb_result *res = &s->res;
+	int rc = 0;
+
+	if (s->runs && !s->reps_run) {
+		pcb_result_free(res);
+		return 0;
+	}
+	if (pcb_result_write(res, c->opt->out) < 0) {
+		fprintf(stderr, "pagecache bench: cannot write %s\n", res->path);
+		rc = 1;
+	} else if (json_array_size(res->reps)) {
+		all->files[all->nfiles++] = strdup(res->path);
+		all->files = realloc(all->files,
+				     (size_t)(all->nfiles + 1) * sizeof(char *));
+		all->files[all->nfiles] = NULL;
+	}
+	if (res->any_error)
+		rc = 1;
+	pcb_result_summary(res, stdout);
+	fflush(stdout);
+	pcb_result_free(res);
+	return rc;
+}
+
+/*
+ * Every workload x engine x config at the budget c->opt->budget: per
+ * workload its results set up, their repetitions in the order of
+ * schedule() (by turns), then every result written.
+ */
 static int run_budget(struct run_ctx *c, struct run_all *all)
 {
 	const struct pcb_opts *opt = c->opt;
@@ -479,90 +671,28 @@ static int run_budget(struct run_ctx *c, struct run_all *all)
 	c->cg = &cg;
 	for (int w = 0; w < opt->nr_workloads && !pcb_stop; w++) {
 		struct pcb_params par = { 0 };
+		struct slot slots[MAX_SLOTS];
 		uint64_t peak = 0;	/* a program's, under pagecache */
+		int nr, base = c->index;
 
 		c->wl = pcb_workload(opt->workloads[w]);
 		c->wl->params(&par, opt);
 		c->par = &par;
-		for (int e = 0; e < PCB_NR_ENGINES && !pcb_stop; e++) {
-			const char *variants[3];
-			int nv;
+		nr = slots_setup(c, &cg, all, slots);
+		for (int k = 0; k < nr * opt->reps && !pcb_stop; k++) {
+			int i, rep;
 
-			if (!(opt->engines & PCB_ENG(e)) || !has_row(c->wl, e))
+			schedule(opt, nr, k, &i, &rep);
+			if (!slots[i].runs)
 				continue;
-			c->ops = pcb_engines[e];
-			nv = nr_configs(opt, c->wl, e, variants);
-			for (int v = 0; v < nv && !pcb_stop; v++) {
-				struct pcb_result res;
-				bool served = c->wl->engines & PCB_ENG(e);
-				json_t *fair = NULL;
-
-				c->index++;
-				if (pcb_is_program(c->wl) && c->ops->in_cgroup && cg.ok &&
-				    served && !opt->na[e][0])
-					fair = program_limit(c, &cg, &peak);
-				make_names(c, e, variants[v]);
-				pcb_result_init(&res, c->wl, c->ops->name, c->label,
-						c->config, &par, all->machine,
-						c->ops->in_cgroup ? cg.ok : true);
-				if (fair)
-					json_object_set_new(res.root, "fair_budget", fair);
-				if (opt->nr_budgets > 1)
-					pcb_fmt_size(opt->budget, res.budget,
-						     sizeof(res.budget));
-				if (!served)
-					pcb_result_set_status(&res, "n/a", c->wl->na_reason);
-				else if (opt->na[e][0])
-					pcb_result_set_status(&res, "n/a", opt->na[e]);
-				for (int rep = 1; served && !opt->na[e][0] &&
-				     rep <= opt->reps && !pcb_stop; rep++) {
-					char trace[600], *tr = NULL;
-
-					if (opt->trace && e == PCB_PAGECACHE) {
-						pcb_fmt(trace, sizeof(trace),
-							 "%s-%s%s%s-rep%d.trace",
-							 c->wl->name, c->label,
-							 res.budget[0] ? "-" : "",
-							 res.budget, rep);
-						for (char *p = trace; *p; p++)
-							if (*p == '/' || *p == ' ')
-								*p = '_';
-						tr = trace;
-						if (rep == 1)
-							json_object_set_new(res.root, "trace",
-									    json_string(trace));
-					} else if (opt->trace && !all->traced_note) {
-						printf("--trace: only the pagecache engine "
-						       "records traces\n");
-						all->traced_note = true;
-					}
-					pcb_result_add_rep(&res, run_rep(c, rep, tr));
-					c->reps_done++;
-				}
-				progress_clear(opt);
-				if (pcb_result_write(&res, opt->out) < 0) {
-					fprintf(stderr, "pagecache bench: cannot write %s\n",
-						res.path);
-					rc = 1;
-				} else if (json_array_size(res.reps)) {
-					all->files[all->nfiles++] = strdup(res.path);
-					all->files = realloc(all->files,
-							     (size_t)(all->nfiles + 1) *
-							     sizeof(char *));
-					all->files[all->nfiles] = NULL;
-				}
-				if (res.any_error)
-					rc = 1;
-				if (pcb_is_program(c->wl) && e == PCB_PAGECACHE && !v)
-					peak = pcb_prog_peak(res.reps);
-				if (cg.ok && cg.limit != opt->budget + PCB_CGROUP_ALLOWANCE)
-					pcb_cgroup_set_limit(&cg, opt->budget +
-							     PCB_CGROUP_ALLOWANCE);
-				pcb_result_summary(&res, stdout);
-				fflush(stdout);
-				pcb_result_free(&res);
-			}
+			c->index = base + i + 1;
+			slot_rep(c, &cg, all, &slots[i], rep, &peak);
 		}
+		c->index = base + nr;
+		progress_clear(opt);
+		for (int i = 0; i < nr; i++)
+			if (slot_finish(c, all, &slots[i]))
+				rc = 1;
 	}
 	pcb_cgroup_destroy(&cg);
 	c->cg = NULL;
