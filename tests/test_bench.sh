@@ -23,7 +23,8 @@
 #      warm-up and never in the measured part; repetitions run by turns
 #      (pagecache's first, kernel's first, pagecache's second, ..., by
 #      each rep's "started_at"), one result after the other with
-#      --order sequential;
+#      --order sequential; --variant's config runs beside the base, by
+#      turns;
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
 #      so, on screen and in its file;
 #   4. a run interrupted by SIGINT exits 130, marks its result partial and
@@ -81,6 +82,11 @@ expect_error "bad --order" bench --order random
 expect_error "bad --duration" bench --duration -1
 expect_error "KEY=VALUE" bench --set nokey
 expect_error "--budget" bench --set memory=1G
+expect_error "KEY=VALUE" bench --variant nokey
+expect_error "KEY=VALUE" bench --variant shared=on,
+expect_error "twice" bench --variant shared=on --variant shared=on
+expect_error "at most two" bench -V a=1 -V b=1 -V c=1
+expect_error "refuses the config" bench --engine pagecache --budget 8M --variant no.such.key=1
 expect_error "unknown option" bench --bogus
 expect_error "needs a value" bench --workload
 expect_error "unexpected argument" bench stray
@@ -399,6 +405,30 @@ EOF2
 		sed 's/^/    /' "$tmp/order.log"
 	fi
 done
+
+echo "== --variant: a second pagecache config beside the base, by turns"
+"$bin" bench --workload dd-async --engine pagecache --budget 8M --reps 2 \
+	--duration 1 --variant readahead.max=0,writeback.dirty_background_ratio=5 \
+	--dir "$tmp/files" --out "$tmp/variant" >"$tmp/variant.log" 2>&1
+rc=$?
+got=$(python3 - "$tmp/variant" <<'EOF2' 2>&1
+import json, os, sys
+at, configs = [], []
+for n, f in (("b", "dd-async-pagecache.json"),
+             ("v", "dd-async-pagecache+readahead.max=0,writeback.dirty_background_ratio=5.json")):
+    d = json.load(open(os.path.join(sys.argv[1], f)))
+    configs.append(d["config"])
+    at += [(r["started_at"], "%s%d" % (n, i + 1)) for i, r in enumerate(d["reps"])]
+print(" ".join(name for _, name in sorted(at)), "|", " | ".join(configs))
+EOF2
+)
+want="b1 v1 b2 v2 | memory=8M | memory=8M readahead.max=0 writeback.dirty_background_ratio=5"
+if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then
+	ok "--variant: $got"
+else
+	fail "--variant: exit $rc, got '$got', not '$want'"
+	sed 's/^/    /' "$tmp/variant.log"
+fi
 
 echo "== no memory cgroup: the run goes on unconstrained, and says so"
 out=$(PAGECACHE_BENCH_NO_CGROUP=1 "$bin" bench --workload dd-async --engine kernel \

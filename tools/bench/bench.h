@@ -174,6 +174,11 @@ struct pcb_opts {
 	double max_time;		/* s: the whole run's target, 0: none */
 	int cpus;			/* online CPUs: scales threads */
 	char sets[PCB_MAX_SETS];	/* --set pairs, space-separated */
+	char variants[2][PCB_MAX_SETS];	/* --variant: pagecache configs run
+					   beside the base (space-separated
+					   pairs); given, they replace the
+					   workloads' own */
+	int nr_variants;
 	const char *out;		/* result folder */
 	const char *dir;		/* test files go in a folder under it */
 	const char *label;		/* --label, or NULL */

@@ -95,6 +95,10 @@ static void usage(FILE *f, bool suite)
 "                        next\n"
 "  -s, --set KEY=VALUE   a pagecache config pair (repeatable), e.g.\n"
 "                        --set nodes=4 --set reclaim.batch_remove=1\n"
+"  -V, --variant PAIRS   a second pagecache config run beside the base by\n"
+"                        turns (up to 2; pairs comma-separated), e.g.\n"
+"                        --variant shared=on: an A/B in one run; given,\n"
+"                        it replaces the workloads' own variants\n"
 "  -d, --duration SECS   timed workloads run this long; the others stop at\n"
 "                        three times it (default %.0f)\n"
 "      --max-time SECS   when the run, at its pace, would take longer, stop\n"
@@ -245,6 +249,40 @@ static int parse_set(struct pcb_opts *o, const char *arg)
 	return 0;
 }
 
+/* --variant: KEY=VALUE pairs, comma-separated, kept space-separated. */
+static int parse_variant(struct pcb_opts *o, const char *arg)
+{
+	char *v;
+
+	if (o->nr_variants == 2)
+		return bad("at most two --variant (at '%s')", arg);
+	if (strlen(arg) + 1 > sizeof(o->variants[0]))
+		return bad("--variant '%s': too long", arg);
+	v = o->variants[o->nr_variants];
+	pcb_fmt(v, sizeof(o->variants[0]), "%s", arg);
+	for (char *p = v; *p; p++)
+		if (*p == ',')
+			*p = ' ';
+	for (const char *q = v; ; q += strcspn(q, " ") + 1) {
+		size_t len = strcspn(q, " ");
+		const char *eq = memchr(q, '=', len);
+
+		if (!eq || eq == q || eq == q + len - 1 || strpbrk(arg, " \t\n"))
+			return bad("--variant wants KEY=VALUE[,KEY=VALUE], not '%s'",
+				   arg);
+		if (!strncmp(q, "memory=", 7) || !strncmp(q, "trace=", 6))
+			return bad("--variant %s: the budget is --budget, traces "
+				   "--trace", arg);
+		if (!q[len])
+			break;
+	}
+	for (int i = 0; i < o->nr_variants; i++)
+		if (!strcmp(o->variants[i], v))
+			return bad("--variant '%s' twice", arg);
+	o->nr_variants++;
+	return 0;
+}
+
 static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 {
 	enum { OPT_DIR = 256, OPT_LABEL, OPT_TRACE, OPT_LIST, OPT_MAX_TIME,
@@ -255,6 +293,7 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "set", required_argument, NULL, 's' },
+		{ "variant", required_argument, NULL, 'V' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "dir", required_argument, NULL, OPT_DIR },
@@ -273,7 +312,7 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":w:e:b:r:s:d:o:h", longopts,
+	while ((ch = getopt_long(argc, argv, ":w:e:b:r:s:V:d:o:h", longopts,
 				 NULL)) != -1) {
 		switch (ch) {
 		case 'w':
@@ -295,6 +334,10 @@ static int parse(struct pcb_opts *o, int argc, char **argv, bool suite)
 			break;
 		case 's':
 			if ((err = parse_set(o, optarg)))
+				return err;
+			break;
+		case 'V':
+			if ((err = parse_variant(o, optarg)))
 				return err;
 			break;
 		case 'd':
@@ -413,11 +456,13 @@ static int check_budget(struct pcb_opts *o)
 			pcb_fmt_size(freeb >> 20 << 20, size, sizeof(size)));
 		return 2;
 	}
-	if (o->engines & PCB_ENG(PCB_PAGECACHE)) {
-		char config[PCB_MAX_SETS + 32];
+	for (int v = -1; v < o->nr_variants &&
+			 (o->engines & PCB_ENG(PCB_PAGECACHE)); v++) {
+		char config[3 * PCB_MAX_SETS];
 
-		pcb_fmt(config, sizeof(config), "memory=%s%s%s", size,
-			 o->sets[0] ? " " : "", o->sets);
+		pcb_fmt(config, sizeof(config), "memory=%s%s%s%s%s", size,
+			 o->sets[0] ? " " : "", o->sets, v < 0 ? "" : " ",
+			 v < 0 ? "" : o->variants[v]);
 		if ((err = check_config(config)) < 0) {
 			fprintf(stderr, "pagecache bench: the library refuses the "
 				"config \"%s\": %s\n", config, strerror(-err));

@@ -368,6 +368,11 @@ static int nr_configs(const struct pcb_opts *opt, const struct pcb_workload *wl,
 	variants[n++] = "";
 	if (e != PCB_PAGECACHE)
 		return n;
+	if (opt->nr_variants) {		/* --variant: the user's A/B */
+		for (int i = 0; i < opt->nr_variants; i++)
+			variants[n++] = opt->variants[i];
+		return n;
+	}
 	for (int i = 0; i < 2 && wl->pc_variants[i]; i++)
 		if (!set_has_key(opt->sets, wl->pc_variants[i]))
 			variants[n++] = wl->pc_variants[i];
