@@ -51,6 +51,10 @@
  * locks as new, and a private cache's child no cache (a new one at its
  * first managed open; a shared cache it keeps).  The inherited
  * fds are all kfile entries by then, passed through in both processes.
+ * A child made by a bare clone(2) runs no handler: its exit flushes
+ * nothing (cache_pid is not its pid), since its copy of a private cache
+ * has no threads to finish the I/O it would start and the dirty pages are
+ * the parent's to write back.
  *
  * Credentials (setuid and friends, setgroups, capset): a process on a
  * shared cache leaves it before the change (shim_leave_cache): caching
@@ -85,6 +89,7 @@ static _Atomic int state;
 static _Atomic int exit_done;
 static bool atexit_registered;	/* files_lock */
 static bool atfork_registered;	/* files_lock; inherited by children */
+static _Atomic pid_t cache_pid;	/* the process whose cache shim_cache is */
 
 #define DRAIN_TURNS 100000	/* sched_yield turns waiting for calls */
 
@@ -123,6 +128,7 @@ static void fork_child(void)
 		atomic_store(&shim_cache, NULL);
 	atexit_registered = false;
 	atomic_store(&exit_done, 0);
+	atomic_store(&cache_pid, getpid());
 	shim_stats_reset();
 }
 
@@ -191,6 +197,7 @@ static pc_cache *cache_make_locked(void)
 		atomic_store(&state, STATE_OFF);
 		return NULL;
 	}
+	atomic_store(&cache_pid, getpid());
 	atomic_store_explicit(&shim_cache, c, memory_order_release);
 	shim_live_start(c);
 	if (!atexit_registered) {
@@ -511,6 +518,14 @@ void shim_leave_cache(void)
 
 void shim_exit_flush(void)
 {
+	pid_t owner = atomic_load(&cache_pid);
+
+	/* A child made by a bare clone(2) ran no fork handler: its copy of
+	 * the cache is the parent's, mid-flight and without the threads that
+	 * finish its I/O (waiting on its writeback would never end), and the
+	 * pages are the parent's (or the shared cache's) to write back. */
+	if (owner && getpid() != owner)
+		return;
 	if (atomic_exchange(&exit_done, 1))
 		return;
 	if (atomic_load(&state) == STATE_ACTIVE)

@@ -514,6 +514,35 @@ static void test_record_locks_kept(void **state)
 	assert_int_equal(close(fd), 0);
 }
 
+/*
+ * A child made by a bare clone(2) (no fork handler runs) that exits
+ * through the shim's _exit leaves the parent's cache alone: its copy is
+ * mid-flight, without the threads that finish its I/O (a flush there hung
+ * waiting on a page the parent had under writeback), and the dirty pages
+ * are the parent's to write back.
+ */
+static void test_bare_clone_exit(void **state)
+{
+	char buf[4096], back[4096];
+	int fd = open_rw("bareclone"), status = 0;
+	pid_t pid;
+
+	(void)state;
+	fill(buf, sizeof(buf), 11);
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 0), sizeof(buf));
+	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);	/* the shim's */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(raw_size(fd), 0);	/* still only in our cache */
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(raw_pread(fd, back, sizeof(back), 0), sizeof(back));
+	assert_memory_equal(back, buf, sizeof(buf));
+	assert_int_equal(close(fd), 0);
+}
+
 static void test_threads_churn(void **state)
 {
 	pthread_t t[THREADS];
@@ -539,6 +568,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_threads_churn),
 		cmocka_unit_test(test_record_locks_kept),
+		cmocka_unit_test(test_bare_clone_exit),
 	};
 
 	return preload_main(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
