@@ -18,7 +18,7 @@ VERSION  := 0.1.0
 CC       ?= gcc
 PKGS     := liburing jansson
 CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE -DPC_VERSION='"$(VERSION)"'
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -g -pthread -fPIC \
+CFLAGS   := -std=c11 -Wall -Wextra -Wshadow -Werror -g -pthread -fPIC \
             -fvisibility=hidden $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 HAVE_NUMA := $(shell test -f /usr/include/numa.h && echo 1)
@@ -65,7 +65,10 @@ PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_SO  := $(BUILD)/libpagecache-preload.so
 
 .PHONY: all lib tools tests test check run deps install clean FORCE
-all: deps lib tools
+# deps first, then the build: under -j the two would run side by side and a
+# fresh machine compile before liburing's header is there.
+all: deps
+	@$(MAKE) --no-print-directory lib tools
 
 deps:
 	@scripts/deps.sh

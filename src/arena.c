@@ -171,25 +171,3 @@ void pc__arena_free(struct pc_arena *a, void *obj)
 	a->free = f;
 	pc__unlock(&a->lock);
 }
-
-size_t pc__arena_used(const struct pc_arena *a)
-{
-	struct pc_arena *m = (struct pc_arena *)a;
-	size_t n;
-
-	pc__lock(&m->lock);
-	n = m->next;
-	pc__unlock(&m->lock);
-	return n;
-}
-
-uint64_t pc__arena_overflow(const struct pc_arena *a)
-{
-	struct pc_arena *m = (struct pc_arena *)a;
-	uint64_t n;
-
-	pc__lock(&m->lock);
-	n = m->overflow;
-	pc__unlock(&m->lock);
-	return n;
-}

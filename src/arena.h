@@ -36,9 +36,5 @@ void pc__arena_destroy(struct pc_arena *a);
 void *pc__arena_alloc(struct pc_arena *a);
 /* Give an object back (from pc__arena_alloc of @a).  Any thread. */
 void pc__arena_free(struct pc_arena *a, void *obj);
-/* Bytes of the reservation handed out so far (touched or about to be). */
-size_t pc__arena_used(const struct pc_arena *a);
-/* Objects the reservation could not hold, taken from malloc instead. */
-uint64_t pc__arena_overflow(const struct pc_arena *a);
 
 #endif /* PC_ARENA_H */

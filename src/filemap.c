@@ -505,9 +505,9 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 	       (off & (PC_PAGE_SIZE - 1)) != 0;
 	stream = write_stream(f, (uint64_t)off, len);
 	while (done < len) {
-		uint64_t pos = (uint64_t)off + done;
-		uint64_t index = pos >> PC_PAGE_SHIFT;
-		size_t in = pos & (PC_PAGE_SIZE - 1);
+		uint64_t at = (uint64_t)off + done;
+		uint64_t index = at >> PC_PAGE_SHIFT;
+		size_t in = at & (PC_PAGE_SIZE - 1);
 		size_t n = pc_min(PC_PAGE_SIZE - in, len - done);
 		struct pc_page *p;
 		bool created;
@@ -544,7 +544,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		iov_copy_from(&cur, (char *)page_data(c, p) + in, n);
 		page_set(p, PG_uptodate);
 		page_clear(p, PG_error);
-		size_extend(m, (int64_t)(pos + n));
+		size_extend(m, (int64_t)(at + n));
 		pc__set_page_dirty(m, p);
 		dirtied++;
 		pc__unlock_page(&c->wait, p);

@@ -361,7 +361,6 @@ int pc__nodes_init(struct pc_cache *c)
 	data_hugetlb(c, nodes);
 	for (int i = 0; i < nodes; i++) {
 		struct pc_node *n = &c->nodes[i];
-		int r;
 
 		n->id = i;
 		n->cache = c;

@@ -1048,8 +1048,8 @@ static void reap(struct pc_cache *c, unsigned i)
 	pc__add(c, 0, shared_io_reaped, reap_pages(c, pid, i + 1, &locks));
 	pc__bdi_reap(c, i + 1);	/* its requests are over */
 	pc__lock(&c->mappings_lock);
-	for (unsigned i = 0; i < c->hash_size; i++)
-		for (struct pc_mapping *m = c->hash[i]; m; m = m->hash_next)
+	for (unsigned h = 0; h < c->hash_size; h++)
+		for (struct pc_mapping *m = c->hash[h]; m; m = m->hash_next)
 			if (pc__rwlock_reap(&m->i_rwsem, pid, broken) &
 			    PC_RW_REAPED)
 				locks++;

@@ -602,9 +602,4 @@ void pc__shm_test_hold_lock(struct pc_shm *s)
 {
 	pc__lock(&s->lock);
 }
-
-void pc__shm_test_release_lock(struct pc_shm *s)
-{
-	pc__unlock(&s->lock);
-}
 #endif

@@ -104,7 +104,6 @@ _Atomic int *pc__shm_broken_flag(struct pc_shm *s);
 /* Tests: take the allocator's lock and return (a test hook that parks a
  * process inside a region lock, to be killed there). */
 void pc__shm_test_hold_lock(struct pc_shm *s);
-void pc__shm_test_release_lock(struct pc_shm *s);
 #endif
 
 #endif /* PC_SHM_H */

@@ -189,13 +189,13 @@ static bool reps_chart(const struct pcc_db *db, const struct pcc_verdict *v,
 	if (!m)
 		return false;
 	for (size_t s = 0; s < db->nset; s++) {
-		const struct pcc_vals *v = &m->per_set[s];
+		const struct pcc_vals *vals = &m->per_set[s];
 
-		nrep = v->n > nrep ? v->n : nrep;
-		for (size_t i = 0; i < v->n; i++) {
-			nonneg &= v->v[i] >= 0;
-			lo = v->v[i] < lo ? v->v[i] : lo;
-			hi = v->v[i] > hi ? v->v[i] : hi;
+		nrep = vals->n > nrep ? vals->n : nrep;
+		for (size_t i = 0; i < vals->n; i++) {
+			nonneg &= vals->v[i] >= 0;
+			lo = vals->v[i] < lo ? vals->v[i] : lo;
+			hi = vals->v[i] > hi ? vals->v[i] : hi;
 		}
 	}
 	if (!nrep)
