@@ -20,9 +20,10 @@
 #      (kernel, dontcache: and their metadata, under 1/64 more) are the
 #      warm-up's B in "warmup" and the measured 3 x B in "vmstat";
 #      cached-read's file is read in (pgpgin, the device's bytes) in the
-#      warm-up and never in the measured part; repetitions run by turns
-#      (pagecache's first, kernel's first, pagecache's second, ..., by
-#      each rep's "started_at"), one result after the other with
+#      warm-up and never in the measured part; repetitions run by turns,
+#      every other one backwards (pagecache's first, kernel's first,
+#      kernel's second, pagecache's second, by each rep's "started_at"),
+#      one result after the other with
 #      --order sequential; --variant's config runs beside the base, by
 #      turns;
 #   3. without a memory cgroup the kernel engine runs unconstrained and says
@@ -380,7 +381,7 @@ sys.exit(bad)
 EOF
 [ "$rc" -eq 0 ] || fail "bench --budget 8M,12M: exit $rc"
 
-echo "== repetitions by turns: pagecache 1, kernel 1, pagecache 2, kernel 2"
+echo "== repetitions by turns, every other one backwards: pagecache 1, kernel 1, kernel 2, pagecache 2"
 # by the order of the reps' "started_at", never by how long they took
 for order in turns sequential; do
 	"$bin" bench --workload dd-async --engine pagecache,kernel --budget 8M \
@@ -396,7 +397,7 @@ for e in ("pagecache", "kernel"):
 print(" ".join(name for _, name in sorted(at)))
 EOF2
 )
-	want="p1 k1 p2 k2"
+	want="p1 k1 k2 p2"
 	[ "$order" = sequential ] && want="p1 p2 k1 k2"
 	if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then
 		ok "--order $order: the reps started as $got"
@@ -422,7 +423,7 @@ for n, f in (("b", "dd-async-pagecache.json"),
 print(" ".join(name for _, name in sorted(at)), "|", " | ".join(configs))
 EOF2
 )
-want="b1 v1 b2 v2 | memory=8M | memory=8M readahead.max=0 writeback.dirty_background_ratio=5"
+want="b1 v1 v2 b2 | memory=8M | memory=8M readahead.max=0 writeback.dirty_background_ratio=5"
 if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then
 	ok "--variant: $got"
 else

@@ -4,8 +4,9 @@
  *   for each budget (--budget list; the memory cgroup made for each)
  *    for each workload
  *     for each engine, config: its result set up   (one result file each)
- *     for rep 1..N, for each engine, config in turn   (by turns: A1 B1 A2 B2;
- *                                      --order sequential: A1 A2 B1 B2)
+ *     for rep 1..N, for each engine, config in turn   (by turns, every
+ *                                      other turn backwards: A1 B1 B2 A2 A3
+ *                                      B3; --order sequential: A1 A2 B1 B2)
  *       <test dir>/pagecache-bench.<pid>/<n>/      fresh, empty
  *       fork ── child: enter the cgroup (kernel engines), pcb_rep_run(),
  *               │      its JSON down the pipe, exit
@@ -20,13 +21,19 @@
  * the drift lands on one side (sqlite-oltp's pagecache / kernel was 485 /
  * 285, then 337 / 398).  In turns every engine's repetitions are spread
  * over the same minutes, so a slow drift moves both sides alike and
- * cancels out of their ratio.  Each repetition records when it started
- * ("started_at", Unix ns) so the order can be seen in the files.
+ * cancels out of their ratio.  The turns alternate their direction, so
+ * that no engine always goes first: on this VM the first to run after
+ * another engine's repetition gets memory just freed and faulted in, the
+ * second memory the host may have taken back (a huge page's first touch
+ * waits for the host: 0.63-0.70 s for 256 MiB against 0.05 s again at
+ * once), and when pagecache went first in every turn only its side paid
+ * it.  Each repetition records when it started ("started_at", Unix ns)
+ * so the order can be seen in the files.
  *
  * A program workload (program.c) runs its kernel engines with the cgroup's
  * limit set to the program's peak RSS under pagecache (program_limit):
- * pagecache's result comes first in a turn, so its first repetition has
- * run before any kernel one, and that peak is the limit of every kernel
+ * pagecache's result comes first in the first turn, so its first
+ * repetition has run before any kernel one, and that peak is the limit of every kernel
  * repetition of the workload; the limit is set before each of them and
  * the budget's restored after.
  *
@@ -570,8 +577,11 @@ static void schedule(const struct pcb_opts *opt, int nr, int k, int *slot,
 		     int *rep)
 {
 	if (opt->order == PCB_ORDER_TURNS) {
-		*slot = k % nr;
-		*rep = k / nr + 1;
+		int turn = k / nr, i = k % nr;
+
+		/* Every other turn backwards: A1 B1, B2 A2, A3 B3. */
+		*slot = turn % 2 ? nr - 1 - i : i;
+		*rep = turn + 1;
 	} else {
 		*slot = k / opt->reps;
 		*rep = k % opt->reps + 1;
