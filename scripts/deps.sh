@@ -6,6 +6,7 @@ need=(gcc make pkg-config liburing-dev libcmocka-dev libjansson-dev
       libnuma-dev gnuplot-nox
       man-db groff-base	# tests/test_install.sh renders the man pages
       fio sqlite3 rocksdb-tools	# programs tests/test_exec.sh runs
+      sysbench			# the lab's sysbench-rndrw and -seqwr
       # PostgreSQL's server and client (postgres, initdb, pg_ctl, pgbench,
       # pg_amcheck), for tests/mp_coherence.py postgres and the lab's
       # pgbench-tpcb; Debian puts them in /usr/lib/postgresql/NN/bin

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/test_bench_programs.sh BUILD_DIR - real programs in the lab
-# (tools/bench/program.c): fio, db_bench and sqlite3 as workloads, at a
+# (tools/bench/program.c): fio, db_bench, sqlite3 and sysbench as workloads, at a
 # tiny budget so that it stays quick.  Their speed is not tested.
 #
 #   1. the program workloads (those `pagecache bench --list` marks
@@ -13,7 +13,7 @@
 #      (exec's counters: managed opens, pages read or dirtied); the kernel
 #      engines' cgroup limit is the program's peak RSS under pagecache
 #      less the files it maps (file-rss-MiB: binary, libraries; the fair
-#      budget), both in the kernel's "fair_budget"; direct runs fio
+#      budget), both in the kernel's "fair_budget"; direct runs fio and sysbench
 #      (direct=1) and is n/a for the others (the list's engines say which),
 #      dontcache n/a for all;
 #      pagecache's samples (the live counters its processes publish,
@@ -32,14 +32,14 @@
 #      (the program's, libc's, the shim's) among the top (skipped, saying
 #      so, where perf cannot record).
 #
-# Exit 0 pass, 1 fail, 77 skip (no python3, or fio, db_bench or sqlite3
+# Exit 0 pass, 1 fail, 77 skip (no python3, or fio, db_bench, sqlite3 or sysbench
 # missing: scripts/deps.sh installs them).
 set -u
 build=${1:?usage: tests/test_bench_programs.sh BUILD_DIR}
 bin="$build/pagecache"
 [ -x "$bin" ] || { echo "FAIL: no $bin"; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is needed to read the results"; exit 77; }
-for p in fio db_bench sqlite3; do
+for p in fio db_bench sqlite3 sysbench; do
 	command -v "$p" >/dev/null || { echo "$p is not installed (scripts/deps.sh)"; exit 77; }
 done
 tmp=$(mktemp -d "${PC_TEST_DIR:-/var/tmp}/pctest-programs.XXXXXX")
@@ -83,6 +83,8 @@ extra = {
     "rocksdb-readrandom": ["latency-mean-us", "latency-p99-us"],
     "rocksdb-fillseq": ["latency-p99-us"],
     "sqlite-oltp": ["transactions", "seconds"],
+    "sysbench-rndrw": ["reads/s", "writes/s", "fsyncs/s", "latency-p95-ms"],
+    "sysbench-seqwr": ["written-MiB/s", "fsyncs/s"],
 }
 common = ["peak-rss-MiB", "program-seconds", "program-user-seconds"]
 bad = 0
