@@ -52,21 +52,30 @@ typedef struct pc_page  pc_page;
  *            nodes=N|auto       memory nodes the budget is split into (1)
  *            io=uring|sync      the I/O backend (uring, falling back to sync)
  *            readahead.max=SIZE the largest readahead window
- *            shared=on          one cache for this process and the
- *                               children it forks (below)
+ *            shared=on          one cache for many processes: this
+ *                               one, the children it forks and, with
+ *                               name=NAME, any process of the same user
+ *                               that joins it (pc_cache_attach; below)
+ *            name=NAME          shared=on: the name others join it by
  *            writeback.* reclaim.* lru.* numa.* page.* cache.* policies
  *
- * shared=on: the whole cache lives in shared memory that a child made by
- * fork(2) maps at the same address.  The child goes on using the same
- * pc_cache and pc_file handles, and the processes see one cache as
- * threads do: a write is visible to a read in any of them the moment
- * pc_pwrite returns, one budget (memory.max, or memory: it does not grow
- * past it), one LRU, one dirty limit.  The creating process runs the
- * cache's threads; a child's writes are written back by them even after
- * the child died (each writer sends its descriptor of the file to the
- * creator when it opens it).  pc_cache_destroy in a child detaches it; in
- * the creator it first waits until every other process has detached or
- * exited.  Not with trace= or numa.balancing=on.
+ * shared=on: the whole cache lives in shared memory that every process
+ * using it maps at the same address: a child made by fork(2) maps it
+ * already and goes on using the same pc_cache and pc_file handles, and
+ * with name=NAME (letters, digits, '.', '_', '-', at most 64; the memory
+ * is /dev/shm/pagecache-NAME, mode 0600) a process of the same user joins
+ * it from any program, after exec too (pc_cache_attach).  The processes
+ * see one cache as threads do: a write is visible to a read in any of
+ * them the moment pc_pwrite returns, one budget (memory.max, or memory:
+ * it does not grow past it), one LRU, one dirty limit.  The creating
+ * process (its home; pc_cache_spawn makes the home a cache process of its
+ * own) runs the cache's threads; every other process's writes are
+ * written back by them even after that process died (each process that
+ * opens a file for writing sends its descriptor of the file to the home
+ * before the open returns).  pc_cache_destroy in any other process
+ * detaches it; in the home it first removes the name, then waits until
+ * every other process has detached or exited.  Not with trace= or
+ * numa.balancing=on.
  *
  * The budget is reserved here as address space (up to memory.max), and
  * nothing is touched: creating a cache of any size takes about the same
@@ -74,8 +83,10 @@ typedef struct pc_page  pc_page;
  * time, never past the budget.  Memory once used stays with the cache for
  * reuse until the cache is destroyed or its budget shrinks.
  * Returns 0, or -EINVAL for a NULL @out, an unknown key or a bad value, a
- * budget too small for the configuration or above memory.max (a message on
- * stderr says why), or -ENOMEM when the address space cannot be reserved.
+ * budget too small for the configuration or above memory.max, trace= or
+ * numa.balancing=on with shared=on (a message on stderr says why),
+ * -EEXIST (shared=on name=NAME: a cache of that name exists; join it),
+ * or -ENOMEM when the address space cannot be reserved.
  */
 int pc_cache_create(pc_cache **out, const char *config);
 
@@ -113,8 +124,10 @@ int pc_cache_resize(pc_cache *c, size_t bytes);
  * Files still open are closed.  Returns 0, the first writeback error met
  * (the cache is freed all the same), or -EINVAL for NULL.  A shared
  * cache (shared=on): in a process that did not create it, the process
- * detaches (its descriptors closed; the cache and its pages live on) and
- * 0 is returned; in the creator, destroy waits for the others first.
+ * detaches (its descriptors closed; the cache and its pages live on, what
+ * it wrote written back by the creator's threads) and 0 is returned; in
+ * the creator, destroy removes the name (no more joins) and waits for the
+ * others to detach or exit first.
  */
 int pc_cache_destroy(pc_cache *c);
 
@@ -126,9 +139,12 @@ int pc_cache_destroy(pc_cache *c);
  * destroyed); -EAGAIN (it is still being made: try again); -EACCES (it is
  * another user's); -EEXIST (this process has something of its own at the
  * cache's address: it must not use the cache, and a message on stderr
- * says so); -ENOTCONN (its creator is gone or a process died inside it:
- * nobody runs its threads); -EBUSY (attached already); -EPROTO (made by an
- * incompatible build); -EINVAL (NULL).  pc_cache_destroy detaches.
+ * says so); -ENOTCONN (its creator is gone, or a process died inside it:
+ * it is broken, see pc_cache_broken); -EBUSY (attached already); -EPROTO
+ * (made by an incompatible build); -EMFILE (256 processes use it
+ * already); -ENOMEM (this process uses 16 shared caches, or 64 caches,
+ * already); -EINVAL (NULL, or not a name pc_cache_create takes).
+ * pc_cache_destroy detaches.
  */
 int pc_cache_attach(pc_cache **out, const char *name);
 
@@ -143,24 +159,30 @@ int pc_cache_attach(pc_cache **out, const char *name);
  * came).  So the cache lives while any process uses it, whichever ends
  * first.  Join it with pc_cache_attach(NAME).  Returns 0 once the cache
  * is made; -EEXIST (a cache of that name exists: join it); -EINVAL (NULL,
- * not shared, no name, or a bad configuration); or pc_cache_create's
- * error.  Best called before this process starts threads of its own: the
- * daemon is a fork of it.
+ * not shared, no name, or a bad configuration); -EIO (the cache process
+ * died before it said); the errno of pipe(2) or fork(2); or
+ * pc_cache_create's error.  Best called before this process starts
+ * threads of its own: the daemon is a fork of it.
  */
 int pc_cache_spawn(const char *config);
 
 /*
  * pc_cache_broken - a process died holding one of the shared cache @c's
- * locks, so what that lock guarded may be half-updated: its users should
- * write back what they can (pc_cache_sync), close their files and go on
- * without it.  false for a private cache, or NULL.
+ * mutexes, or in the middle of an update its reaper cannot finish (a
+ * truncation between the disk and the cache, a write's completion moving
+ * the counters), so what it was changing may be half-updated: the
+ * cache's users should write back what they can (pc_cache_sync), close
+ * their files and go on without it (the preload shim does so at its next
+ * call on a file).  A cache once broken stays so, and pc_cache_attach
+ * refuses it (-ENOTCONN).  false for a private cache, or NULL.
  */
 bool pc_cache_broken(pc_cache *c);
 
 /*
  * pc_cache_processes - the processes using @c: 1 for a private cache; for
- * a shared one, this one and every other that attached and has neither
- * detached nor exited.  0 for NULL.
+ * a shared one, this one and every other that attached or was forked from
+ * one and has neither detached nor exited (one found dead counts until
+ * its reap is over: this call may do it).  0 for NULL.
  */
 unsigned pc_cache_processes(pc_cache *c);
 

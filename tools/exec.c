@@ -6,28 +6,29 @@
  *                  [--cache NAME | --private] [--] PROGRAM [ARGS]
  *
  * It checks the configuration (pc_config_check: the keys and values of
- * pc_cache_create, and the budget against its nodes), puts libpagecache-preload.so at the end of LD_PRELOAD,
- * sets PAGECACHE_CONFIG (and PAGECACHE_STATS to FILE, made absolute and
- * emptied), and execs the program: no fork, so the exit status, the
+ * pc_cache_create, and the budget against its nodes), makes sure the
+ * cache exists (below), puts libpagecache-preload.so at the end of
+ * LD_PRELOAD, sets PAGECACHE_CONFIG, PAGECACHE_CACHE (the cache's name;
+ * unset with --private) and, with --stats, PAGECACHE_STATS (to FILE,
+ * made absolute and emptied), and execs the program: no fork, so the exit status, the
  * signals and the process id are the program's.
  *
  * The cache.  By default every process of every invocation of the user's
  * joins one shared cache, "default-<hash of the library's sources>" (one
  * per build: another build's layout is not ours; --cache NAME: a cache of
  * that name instead; the library's region /dev/shm/pagecache-u<UID>-NAME),
- * so that
- * programs started separately are coherent as under the kernel.  The
- first invocation makes it: it starts the cache process
+ * so that programs started separately are coherent as under the kernel.
+ * The first invocation makes it: it starts the cache process
  * (pc_cache_spawn, src/home.c: a daemon that creates the cache, shared=on
  * name=..., with the invocation's configuration, runs its threads, and
  * once no process has been attached for a second destroys it: everything
- * written back, the name removed).  Later invocations join it
- * as it is, but a larger --memory grows it (to memory.max: 4G at least
- * unless set).  The program's shim
- * joins by PAGECACHE_CACHE (pc_cache_attach).  --private gives each
- * process a private cache of its own, coherent with the others only at
- * open and close (the behaviour before shared caches).  The preload library is
- * found beside this binary (the build tree: build/release/pagecache and
+ * written back, the name removed).  Later invocations join it as it is,
+ * but a larger --memory grows it (to memory.max: 4G at least unless
+ * set).  The program's shim joins by PAGECACHE_CACHE (pc_cache_attach).
+ * --private gives each process a private cache of its own, coherent with
+ * the others only at open (with what they wrote back: at fsync, at exit),
+ * the behaviour before shared caches.  The preload library is found
+ * beside this binary (the build tree: build/release/pagecache and
  * build/release/libpagecache-preload.so) or in ../lib beside it (an
  * install: PREFIX/bin and PREFIX/lib).  A build with a sanitizer preloads
  * the sanitizer's runtime first, which an uninstrumented program needs.
@@ -64,25 +65,33 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pagecache exec [--memory SIZE] [--set KEY=VALUE]... "
-		"[--stats FILE] [--] PROGRAM [ARGS]\n\n"
+		"[--stats FILE]\n"
+		"                      [--cache NAME | --private] [--] "
+		"PROGRAM [ARGS]\n\n"
 		"Run PROGRAM with its regular-file I/O through the user's page "
 		"cache\n(libpagecache-preload.so): one for every process of every "
 		"invocation,\ncoherent as the kernel's.\n\n"
 		"  --memory SIZE      the cache's budget (K, M, G suffixes; "
-		"default 64M)\n"
+		"default 64M);\n"
+		"                     a larger one grows a cache that exists\n"
 		"  --set KEY=VALUE    any key of the library's configuration "
 		"(README.md)\n"
-		"  --stats FILE       at exit, the counters of every process, "
-		"summed: one\n"
-		"                     'name value' line each (pc_vmstat's names, "
-		"then\n"
-		"                     managed_opens, passthrough_opens, "
-		"mmap_handoffs ...)\n"
+		"  --stats FILE       at exit, the counters, one 'name value' "
+		"line each:\n"
+		"                     pc_vmstat's (a shared cache's own totals),"
+		" then the\n"
+		"                     shim's, summed over the processes "
+		"(managed_opens,\n"
+		"                     passthrough_opens, mmap_handoffs ...)\n"
 		"  --cache NAME       join the shared cache NAME, made with this "
 		"budget\n"
 		"                     if it does not exist (default: the user's\n"
 		"                     'default-...' of this build)\n"
-		"  --private          a private cache per process instead\n\n"
+		"  --private          a private cache per process instead, "
+		"coherent with\n"
+		"                     the others only at open; a killed "
+		"process's data\n"
+		"                     not yet written back dies with it\n\n"
 		"Exit status: the program's; 2 bad option, 125 no preload "
 		"library,\n126 PROGRAM not executable, 127 PROGRAM not found.\n");
 }

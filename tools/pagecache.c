@@ -6,7 +6,7 @@
  *   pagecache compare ...   result files side by side   tools/compare/
  *   pagecache report DIR    report.html of a folder     tools/compare/
  *   pagecache trace ...     trace reports               tools/trace/
- *   pagecache exec ...      a program on a cache of its own   tools/exec.c
+ *   pagecache exec ...      a program on the user's cache    tools/exec.c
  *   pagecache version | help [COMMAND]
  *
  * Each subcommand lives in its own folder behind one entry point,
@@ -41,7 +41,7 @@ static const struct command {
 	{ "compare", pc_compare_main, "compare result files: the verdict, LKP and mmtests tables, plots" },
 	{ "report", pc_report_main, "report.html, its charts and compare.txt for a result folder" },
 	{ "trace", pc_trace_main, "report on a trace recorded with bench --trace" },
-	{ "exec", pc_exec_main, "run a program with its file I/O on a page cache of its own" },
+	{ "exec", pc_exec_main, "run a program with its file I/O on the user's shared page cache" },
 	{ "version", version_main, "print the version" },
 	{ "help", help_main, "help on the command or a subcommand" },
 };
