@@ -13,6 +13,13 @@
  * A new page is inserted locked and not uptodate (pc__add_to_page_cache,
  * under the tree lock), which makes it the "I/O in flight" marker: readers
  * that find it wait for PG_locked to clear, then look at PG_uptodate.
+ * Its mapping is set before the insertion (a lookup that finds it checks
+ * it), so a page that loses the insertion race (-EEXIST, or -ENOMEM) has
+ * been in sight meanwhile of whoever walks frames by number (resize.c's
+ * evict takes a reference, sees the mapping and sleeps on the lock): its
+ * lock goes with pc__unlock_page, which wakes such a waiter, never with
+ * a plain clear of PG_locked (issue 36: a shrink asleep for ever on a
+ * readahead page that had lost the race and kept only its reference).
  * The pages are read from the device by readpage.c (pc__read_pages for a
  * window, pc__read_page_sync for the one page a reader or a partial write
  * waits for): holes and the part past the disk's end of file zero-filled
@@ -89,6 +96,8 @@ struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 	return p;
 }
 
+pc__test_insert_fn *_Atomic pc__test_insert_hook;	/* tests: internal.h */
+
 int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 			  uint64_t index)
 {
@@ -100,6 +109,7 @@ int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 	atomic_store_explicit(&p->index, index, memory_order_relaxed);
 	atomic_store_explicit(&p->mapping, m, memory_order_release);
 	page_get(p);	/* the mapping's reference */
+	pc__test_before_insert(m, p, index);
 	pc__lock_counted(&m->tree_lock);
 	r = pc__tree_insert(&m->tree, index, p, &old);
 	pc__unlock(&m->tree_lock);
@@ -146,8 +156,8 @@ static int new_locked_page(struct pc_mapping *m, uint64_t index, bool write,
 		return -ENOMEM;
 	pc__page_lock_new(p);
 	r = pc__add_to_page_cache(m, p, index);
-	if (r) {
-		page_clear(p, PG_locked);
+	if (r) {	/* an unlock that wakes: see pc__add_to_page_cache */
+		pc__unlock_page(&m->cache->wait, p);
 		pc__put_page(m->cache, p);
 		return r;
 	}

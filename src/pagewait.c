@@ -101,6 +101,20 @@
  * marked DONE cannot miss the futex wake: it sleeps only with the word at
  * SLEEPING, and the waker's exchange to DONE precedes its FUTEX_WAKE.
  *
+ * The argument holds only if every clear of PG_locked is a waker's step 1:
+ * pc__unlock_page, never a plain clear of the bit (page_clear, a store of
+ * the flags).  That goes for a page no lookup can find too: lockers also
+ * reach pages by frame number (resize.c's evict, with a reference and a
+ * mapping seen), and a new page is in sight of them from the moment its
+ * mapping is set, before its insertion into the tree - so one that loses
+ * the insertion race is let go with pc__unlock_page (filemap.c).  Issue
+ * 36 was that case: a readahead page that lost the race was unlocked by a
+ * plain clear and a shrink slept on it for ever, PG_waiters set and
+ * PG_locked clear.  The frees (node.c) store 0 in the flags, which is
+ * safe because no waiter is queued on a page without a reference to it:
+ * at most a waker still holding the queue lock clears a PG_waiters that
+ * is already gone.
+ *
  * Lifetime: a waiter lives on its thread's stack (a shared pagewait's, on
  * a record of its pool: see waiter_get); once it sees DONE it may return
  * and the stack or the record is reused.  The waker reads nothing of it after its

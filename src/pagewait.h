@@ -56,7 +56,11 @@ void pc__pagewait_fini(struct pc_pagewait *w);
 void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id);
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p);
 bool pc__trylock_page(struct pc_page *p);
-/* @p, new and in no one's sight yet, locked by this process. */
+/*
+ * @p, new and in no tree yet, locked by this process.  A frame scan may
+ * see it once its mapping is set (filemap.c): the lock goes with
+ * pc__unlock_page even if the page never enters a tree.
+ */
 void pc__page_lock_new(struct pc_page *p);
 /* The flags that say @p is locked by this process (migrate.c's new page). */
 uint32_t pc__page_lock_flags(const struct pc_page *p);

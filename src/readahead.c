@@ -52,7 +52,10 @@
  * shared cache each new page is marked as this process's read in flight
  * (io_pid) before it is inserted, so a death before its request is made
  * leaves it to the reaper of a dead reader (unlocked, its reference
- * given back: share.c).  Only the page the reader needs now
+ * given back: share.c).  A new page whose insertion fails (another reader
+ * inserted that index first) is unlocked by pc__unlock_page and freed:
+ * a shrink may be queued on its lock (filemap.c, issue 36).  Only the
+ * page the reader needs now
  * may enter direct reclaim; the rest of a window is allocated with
  * PC_GFP_NORETRY (down to the min mark, no reclaim), and an async window
  * only while a node it may come from (with numa.node_reclaim, the
@@ -375,9 +378,12 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		if (i == mark || i == last_mark)
 			page_set(p, PG_readahead);
 		if (pc__add_to_page_cache(m, p, i)) {
+			/* Lost the race (or no tree node): a thread that
+			 * found the frame by its number may be queued on
+			 * its lock meanwhile - an unlock that wakes it. */
 			atomic_store_explicit(&p->io_pid, 0,
 					      memory_order_relaxed);
-			page_clear(p, PG_locked);
+			pc__unlock_page(&c->wait, p);
 			pc__put_page(c, p);
 			z += submit_run(m, run, &n, &now);
 			continue;

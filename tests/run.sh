@@ -6,8 +6,18 @@
 # as skipped.  Ends with the one line
 # "N passed, N failed" (", N skipped" when any were).
 #
+# A program still running at its deadline (PC_TEST_TIMEOUT, 600 s) is
+# looked at before it is killed: every thread's stack of it and of each
+# process below it (gdb -batch, when gdb is there) goes into its log, so a
+# hang explains itself; then SIGTERM to them all, SIGKILL 10 s later (as
+# timeout -k 10 did), and it counts as a timeout (status 124).
+#
 #   tests/run.sh BUILD_DIR [NAME_FILTER]
 set -u
+if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 501)); then
+	echo "tests/run.sh: needs bash 5.1 or later (wait -n -p)" >&2
+	exit 2
+fi
 build=${1:?usage: tests/run.sh BUILD_DIR [FILTER]}
 filter=${2:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,12 +41,79 @@ summary_count() {	# log, label: N of "[ label ] N test(s)", else 0
 	sed -n "s/^\[ *$2 *\] \([0-9][0-9]*\) test(s).*/\1/p" "$1" | tail -n 1 | grep . || echo 0
 }
 
+# @pid and every process below it, parents first.
+descendants() {	# pid
+	ps -e -o pid=,ppid= | awk -v root="$1" '
+		{ kids[$2] = kids[$2] " " $1 }
+		END {
+			q[0] = root; n = 1
+			for (i = 0; i < n; i++) {
+				print q[i]
+				m = split(kids[q[i]], k, " ")
+				for (j = 1; j <= m; j++)
+					q[n++] = k[j]
+			}
+		}'
+}
+
+# Every thread's stack of each of @pids, appended to @log.
+dump_stacks() {	# log, pids...
+	local log=$1 p; shift
+	echo "=== still running after ${timeout_s}s: the stacks of its processes ===" >>"$log"
+	if ! command -v gdb >/dev/null 2>&1; then
+		echo "(no gdb here: no stacks)" >>"$log"
+		return
+	fi
+	for p in "$@"; do
+		[ -d "/proc/$p" ] || continue
+		echo "--- pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" >>"$log"
+		timeout 120 gdb -batch -nx -p "$p" -ex 'thread apply all bt' \
+			</dev/null >>"$log" 2>&1
+	done
+	echo "=== end of stacks ===" >>"$log"
+}
+
+# Run @command with its output in @log until it ends or the deadline;
+# sets rc (124: it was killed at the deadline).  The program leads a
+# process group of its own (setsid), so what it forks is killed with it.
+run_deadline() {	# log, command...
+	local log=$1 pid wd ended pids; shift
+	setsid "$@" >"$log" 2>&1 </dev/null &
+	pid=$!
+	sleep "$timeout_s" &
+	wd=$!
+	wait -n -p ended "$pid" "$wd"
+	rc=$?
+	if [ "$ended" = "$pid" ]; then
+		kill "$wd" 2>/dev/null
+		wait "$wd" 2>/dev/null
+		return
+	fi
+	pids=$(descendants "$pid")
+	# shellcheck disable=SC2086 # a list of pids
+	dump_stacks "$log" $pids
+	# shellcheck disable=SC2086
+	kill -TERM -- "-$pid" $pids 2>/dev/null
+	sleep 10 &
+	wd=$!
+	wait -n -p ended "$pid" "$wd"
+	if [ "$ended" != "$pid" ]; then
+		pids="$pids $(descendants "$pid")"
+		# shellcheck disable=SC2086
+		kill -KILL -- "-$pid" $pids 2>/dev/null
+		wait "$pid" 2>/dev/null
+	else
+		kill "$wd" 2>/dev/null
+		wait "$wd" 2>/dev/null
+	fi
+	rc=124
+}
+
 run_one() {	# name, is_script, command...
 	local name=$1 is_script=$2; shift 2
 	local log="$log_dir/$name.log" rc t0 t1 ok fail skip why=""
 	t0=$(date +%s)
-	timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1
-	rc=$?
+	run_deadline "$log" "$@"
 	t1=$(date +%s)
 	if [ "$rc" -eq 77 ]; then
 		skipped=$((skipped + 1)); echo "SKIP $name ($(tail -n 1 "$log"))"; return

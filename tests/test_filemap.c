@@ -9,7 +9,9 @@
  * page's writeback when the device asks (a write held in flight by the
  * fault backend's gate).  Each thread owns its files (the model is
  * per file); a separate case has many threads on one file, in disjoint
- * stripes.  Seeds are printed; PC_SEED=N replays.
+ * stripes.  Seeds are printed; PC_SEED=N replays.  A page a write
+ * creates that loses its insertion race wakes the thread queued on its
+ * lock meanwhile (issue 36, by a test hook: util_inside.h).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,6 +25,7 @@
 #include "bdi.h"
 #include "io.h"
 #include "util.h"
+#include "util_inside.h"
 
 #define MAX_FILE (768 * 1024)
 
@@ -575,6 +578,37 @@ static void test_data_extent(void **state)
 	unlink(path);
 }
 
+/*
+ * Issue 36, the write path's side (new_locked_page): a page a write
+ * creates loses its insertion race while a waiter that found its frame is
+ * queued on its lock (util_inside.h plays the race); the waiter must be
+ * woken, and the write goes into the winner.  Fails with the plain clear
+ * of PG_locked it replaced (the waiter stays queued, the lock free).
+ */
+static void test_lost_race_wakes(void **state)
+{
+	struct tu_model md;
+	struct tu_race r;
+	pc_cache *c;
+
+	(void)state;
+	c = tu_cache("memory=16M");
+	tu_model_init(&md, tu_path("lostrace"), 8 * 4096);
+	tu_model_open(&md, c, O_RDWR | O_CREAT | O_TRUNC);
+	tu_model_write(&md, 0, 4 * 4096, 1);
+	tu_race_arm(&r, c, 0, 1u << PG_rapage);
+	tu_model_write(&md, 5 * 4096 + 100, 200, 2);	/* a new page 5 */
+	assert_non_null(r.loser);
+	assert_int_equal(r.index, 5);
+	if (!tu_race_check(&r))
+		fail_msg("the waiter on the page that lost the race was not woken");
+	tu_model_read(&md, 0, 6 * 4096);
+	assert_int_equal(pc_fsync(md.f), 0);
+	tu_model_check_disk(&md);
+	tu_model_fini(&md);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +625,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_random_sync_io),
 		cmocka_unit_test(test_random_policies_off),
 		cmocka_unit_test(test_one_file_many_threads),
+		cmocka_unit_test(test_lost_race_wakes),
 	};
 
 	if (argc > 1)

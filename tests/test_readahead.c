@@ -17,7 +17,9 @@
  *   config      bad readahead settings refused, readahead.max=0, the
  *               default window, the device's read bandwidth measured;
  *   threads     readers, streams and fadvise at once on one handle
- *               (for TSan), every byte checked.
+ *               (for TSan), every byte checked;
+ *   lost race   a window's page that loses its insertion wakes the thread
+ *               queued on its lock meanwhile (issue 36, by a test hook).
  *
  * Counters and page flags only, no timings.  Random cases print their
  * seed; PC_SEED=N replays.  Tests look inside the cache (internal.h).
@@ -709,6 +711,42 @@ static void test_threads_one_handle(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * Issue 36: a readahead page that loses the insertion race has had its
+ * mapping set, so a shrink that found its frame (resize.c: evict) may be
+ * asleep on its lock; it must be woken.  The race by hand (util_inside.h):
+ * the window's marked page (PG_rapage | PG_readahead, the gdb state's
+ * flags) loses to a page inserted at its index while a waiter is queued
+ * on it.  The plain clear of PG_locked this replaced left the waiter
+ * queued with the lock free: tu_race_check fails.  The data still reads
+ * right (the winner, found not uptodate, is read by the reader).
+ */
+static void test_lost_race_wakes(void **state)
+{
+	const char *path = tu_path("lostrace");
+	unsigned char *buf = malloc(4 * PG);
+	struct tu_race r;
+	pc_cache *c;
+	pc_file *f;
+
+	(void)state;
+	tu_make_file(path, 64, 36);
+	c = tu_cache("memory=64M readahead.max=512K");
+	f = tu_open_ro(c, path);
+	tu_race_arm(&r, c, 1u << PG_rapage | 1u << PG_readahead, 0);
+	tu_read_check(f, buf, PG, 0, 36);	/* window {0, 4, 3}: 1 marked */
+	assert_non_null(r.loser);
+	assert_int_equal(r.index, 1);
+	assert_true(r.flags & (1u << PG_locked));
+	assert_true(r.flags & (1u << PG_waiters));
+	if (!tu_race_check(&r))
+		fail_msg("the waiter on the page that lost the race was not woken");
+	tu_read_check(f, buf, 4 * PG, 0, 36);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +763,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_two_reader_threads),
 		cmocka_unit_test(test_config_and_bandwidth),
 		cmocka_unit_test(test_threads_one_handle),
+		cmocka_unit_test(test_lost_race_wakes),
 	};
 
 	if (argc > 1)
