@@ -35,6 +35,9 @@
  *                    test, as a hook would): the creator opens, writes
  *                    and reads on (the robust locks pass to it), and the
  *                    cache says it is broken (pc_cache_broken)
+ *   pos_lock_killed  a child killed holding a file's pc_file_pos_lock
+ *                    (the shared file position's lock): the creator takes
+ *                    it next (robust), and the cache is not broken
  *   locks_holder_killed  a child killed holding an i_rwsem shared, a page
  *                    lock and another i_rwsem exclusive: the home's watch
  *                    (a pidfd) finds it dead unasked and lets them go;
@@ -711,6 +714,49 @@ static void test_lock_holder_killed(void **state)
 	close(ready[1]);
 }
 
+/*
+ * pc_file_pos_lock guards no state of the cache, only its callers' read,
+ * call and set of the kernel's offset: a child killed holding it hands it
+ * to the next taker without breaking the cache.
+ */
+static void test_pos_lock_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	pc_file *f;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	assert_int_equal(pc_open(c, tu_path("fpos"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (pc_file_pos_lock(f) != 0 || write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed holding it */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(pc_file_pos_lock(f), 0);	/* no hang */
+	assert_int_equal(pc_pwrite(f, "x", 1, 0), 1);	/* held: the file's calls */
+	assert_int_equal(pc_file_pos_unlock(f), 0);
+	assert_int_equal(pc_file_pos_lock(f), 0);	/* consistent again */
+	assert_int_equal(pc_file_pos_unlock(f), 0);
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(pc_file_pos_lock(NULL), -EINVAL);
+	assert_int_equal(pc_file_pos_unlock(NULL), -EINVAL);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 /* ------------------------------------------------------------------ */
 
 /*
@@ -1201,6 +1247,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_killed_io),
 		cmocka_unit_test(test_errors_once),
 		cmocka_unit_test(test_lock_holder_killed),
+		cmocka_unit_test(test_pos_lock_killed),
 		cmocka_unit_test(test_locks_holder_killed),
 		cmocka_unit_test(test_truncate_holder_killed),
 		cmocka_unit_test(test_spawn),
