@@ -553,7 +553,7 @@ static int spawn_case(const char *path)
 	printf("popen read %zu: %s, status %d\n", n, out, pclose(p));
 	printf("offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
 	snprintf(cmd, sizeof(cmd), "printf Y >&%d; "
-		 "dd bs=1 count=2 skip=0 status=none <&%d", fd, fd);
+		 "head -c 2 <&%d", fd, fd);
 	fflush(stdout);
 	if (lseek(fd, 2, SEEK_SET) != 2 ||
 	    posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) != 0 ||
