@@ -24,7 +24,7 @@
  *   system, popen         cache, a program under this shim inherits the
  *                         descriptions (not close-on-exec) cached, as
  *                         shared-position ones (shared_pos.c); else the
- *                         cache is written back and they are handed off
+ *                         cache is written back and they are handed off;
  *                         system and pclose, which wait for the command,
  *                         then revalidate those files (shared_pos.c)
  *   the exec family       the same, and the counters flushed: the new

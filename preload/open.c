@@ -11,7 +11,7 @@
  *   - O_DIRECT: the file goes to the kernel for good (its managed
  *     descriptions handed off, written back and dropped first);
  *   - a file the kernel serves for now (a kfile: mapped, stdio, handed
- *     off at fork): this fd too;
+ *     off at a private cache's fork or a spawn): this fd too;
  *   - otherwise pc_open_fd on the process's cache (made now if this is the
  *     first), and a new open-file description.
  * An exec'd image joining a shared cache adopts the fds it inherited the
