@@ -243,6 +243,22 @@ int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out);
 int pc_lock_prepare(pc_file *f);
 
 /*
+ * pc_file_pos_lock, pc_file_pos_unlock - take and let go the lock of the
+ * file position that @f's file shares between processes: a caller that
+ * keeps an open file description's offset where the kernel does (the
+ * preload shim, for a description a fork or an exec shares) reads the
+ * kernel's offset, calls pc_readv or pc_writev at it and sets it again
+ * under this lock, so that two processes' calls on one description never
+ * use one offset, as under the kernel's f_pos_lock.  One lock per file
+ * (every description of it), process-shared in a shared cache; a holder's
+ * death lets the next taker have it and does not break the cache.  Held,
+ * the caller calls the cache on that file only (pc_readv, pc_writev,
+ * pc_size): no other pc_file_pos_lock.  Returns 0, or -EINVAL (NULL).
+ */
+int pc_file_pos_lock(pc_file *f);
+int pc_file_pos_unlock(pc_file *f);
+
+/*
  * pc_close - close a file.  Its pages stay cached (written back later) unless
  * the file was unlinked, in which case its dirty pages are dropped unwritten.
  * A closed file need not keep a descriptor: its pages stay without one.  A

@@ -9,7 +9,11 @@
  * other, a chunk at a time.  A side is
  *
  *   managed       pc_readv / pc_writev at the caller's offset, or at the
- *                 description's (under its pos_lock, moved at the end);
+ *                 description's (under its pos_lock, moved at the end; a
+ *                 shared-position description's is the kernel's, read at
+ *                 the start and set at the end without pc_file_pos_lock,
+ *                 as the kernel moves f_pos in these calls without its
+ *                 f_pos_lock);
  *   unmanaged     pread/pwrite at the caller's offset, or plain read/write
  *                 (the kernel moves its own offset; pipes, sockets).
  *
@@ -50,7 +54,8 @@ struct side {
 /* The access mode and status flags of either kind of side; -1: errno. */
 static int side_flags(const struct side *s)
 {
-	return s->o ? atomic_load(&s->o->flags) : REAL(fcntl)(s->fd, F_GETFL);
+	return s->o && !atomic_load(&s->o->kpos) ? atomic_load(&s->o->flags)
+						 : REAL(fcntl)(s->fd, F_GETFL);
 }
 
 /* Where the side starts; @seekable: an unmanaged side without an offset
@@ -65,7 +70,8 @@ static int side_begin(struct side *s, bool seekable)
 	} else if (s->o) {
 		s->kind = SIDE_DESC;
 		pthread_mutex_lock(&s->o->pos_lock);
-		s->pos = s->o->pos;
+		s->pos = atomic_load(&s->o->kpos) ? REAL(lseek)(s->fd, 0, SEEK_CUR)
+						  : s->o->pos;
 	} else if (seekable) {
 		s->kind = SIDE_KPOS;
 		s->pos = REAL(lseek)(s->fd, 0, SEEK_CUR);
@@ -84,7 +90,10 @@ static void side_end(struct side *s)
 		*s->offp = s->pos;
 		break;
 	case SIDE_DESC:
-		s->o->pos = s->pos;
+		if (atomic_load(&s->o->kpos))
+			REAL(lseek)(s->fd, s->pos, SEEK_SET);
+		else
+			s->o->pos = s->pos;
 		pthread_mutex_unlock(&s->o->pos_lock);
 		break;
 	case SIDE_KPOS:
@@ -229,7 +238,8 @@ static off_t start_of(const struct side *s)
 		off_t pos;
 
 		pthread_mutex_lock(&s->o->pos_lock);
-		pos = s->o->pos;
+		pos = atomic_load(&s->o->kpos) ? REAL(lseek)(s->fd, 0, SEEK_CUR)
+					       : s->o->pos;
 		pthread_mutex_unlock(&s->o->pos_lock);
 		return pos;
 	}

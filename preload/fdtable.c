@@ -20,12 +20,20 @@
  * the lookup retried.  The last reference closes the pc_file and returns
  * the ofd to the pool: that may be a reader finishing after a close.
  *
+ * A fork child's ofds are copies of the parent's (a shared cache's: a
+ * private one's were handed off): the child's fork handler makes each
+ * count the child's entries (shim_fdt_reinit: no lock taken), and its
+ * pc_file stays the parent's (file_pid) until shim_ofd_get, at the
+ * child's first call on it, opens the child's own (reopen, under the
+ * ofd's pos_lock); the last put closes only the process's own.
+ *
  * kfiles (struct shim_kfile, process.c owns the list) are counted the same
  * way, by entries and stdio holds; dropping the last reference of one
  * that is not permanent takes files_lock to unlink it.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -44,9 +52,33 @@ void shim_fdt_unlock(void)
 	pthread_mutex_unlock(&fdt_lock);
 }
 
+/*
+ * The fork child, alone in it: no lock may be taken.  Each description's
+ * count becomes the child's entries pointing to it (the parent's calls in
+ * flight, copied in the count, are not the child's) and its pos_lock a
+ * new one (a parent's thread may have held it).  Its pc_file stays the
+ * parent's (file_pid) until shim_ofd_get opens the child's own.
+ */
 void shim_fdt_reinit(void)
 {
+	unsigned span = atomic_load(&fdt_span);
+
 	pthread_mutex_init(&fdt_lock, NULL);
+	atomic_store(&shim_self, getpid());
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned fd = 0; fd < span; fd++) {
+			uintptr_t e = shim_fdt_get((int)fd);
+			struct shim_ofd *o = (struct shim_ofd *)e;
+
+			if (!shim_e_ofd(e))
+				continue;
+			if (pass == 0) {
+				atomic_store(&o->refs, 0);
+				pthread_mutex_init(&o->pos_lock, NULL);
+			} else {
+				atomic_fetch_add(&o->refs, 1);
+			}
+		}
 }
 
 unsigned shim_fdt_span(void)
@@ -201,7 +233,9 @@ void shim_e_put(uintptr_t e)
 /* ------------------------------------------------------------------ */
 /* Open-file descriptions.                                             */
 
-struct shim_ofd *shim_ofd_get(int fd)
+_Atomic pid_t shim_self;
+
+struct shim_ofd *shim_ofd_ref(int fd)
 {
 	if (__builtin_expect(shim_cache_broke(), 0))
 		shim_cache_broken_now();	/* fd is the kernel's then */
@@ -224,11 +258,65 @@ struct shim_ofd *shim_ofd_get(int fd)
 	}
 }
 
+/*
+ * A fork child's first call on a description it inherited: its own
+ * pc_file of the same file (the child's close must not close the
+ * parent's, nor the parent's the child's; a dead child's files are
+ * reaped by its pid).  The description is shared-position already (the
+ * fork made it so), so the new pc_file needs no offset.  Failing (no
+ * memory, no descriptor), the file is written back and the kernel serves
+ * this call: -errno.
+ */
+static int reopen(struct shim_ofd *o, int fd)
+{
+	pc_cache *c = atomic_load(&shim_cache);
+	int r = 0, fl;
+	pc_file *f;
+
+	pthread_mutex_lock(&o->pos_lock);
+	if (!shim_ofd_own(o)) {
+		fl = REAL(fcntl)(fd, F_GETFL);
+		r = !c ? -ENODEV : fl < 0 ? -errno
+		    : LIB(pc_open_fd(c, fd, fl & (O_ACCMODE | O_SYNC | O_DSYNC), &f));
+		if (r == 0) {
+			o->file = f;
+			atomic_store_explicit(&o->file_pid, atomic_load(&shim_self),
+					      memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&o->pos_lock);
+	if (r && c) {
+		struct stat st;
+
+		SHIM_INC(cache_errors);
+		if (REAL(fstat)(fd, &st) == 0)
+			LIB(pc_cache_sync_file(c, &st));
+	}
+	return r;
+}
+
+struct shim_ofd *shim_ofd_get(int fd)
+{
+	struct shim_ofd *o = shim_ofd_ref(fd);
+	int saved;
+
+	if (!o || __builtin_expect(shim_ofd_own(o), 1))
+		return o;
+	saved = errno;
+	if (reopen(o, fd)) {
+		shim_ofd_put(o);
+		o = NULL;
+	}
+	errno = saved;
+	return o;
+}
+
 void shim_ofd_put(struct shim_ofd *o)
 {
 	if (atomic_fetch_sub(&o->refs, 1) != 1)
 		return;
-	LIB(pc_close(o->file));	/* errors were for fsync to report */
+	if (shim_ofd_own(o))	/* else the parent's, never opened here */
+		LIB(pc_close(o->file));	/* errors were for fsync to report */
 	o->file = NULL;
 	pthread_mutex_lock(&fdt_lock);
 	o->next = ofd_pool;
@@ -256,6 +344,10 @@ struct shim_ofd *shim_ofd_new(pc_file *file, const struct stat *st, int flags)
 	o->ino = st->st_ino;
 	o->pos = 0;
 	o->next = NULL;
+	atomic_store(&o->kpos, false);
+	if (!atomic_load(&shim_self))
+		atomic_store(&shim_self, getpid());
+	atomic_store(&o->file_pid, atomic_load(&shim_self));
 	atomic_store(&o->flags, flags & (O_ACCMODE | O_APPEND));
 	atomic_store_explicit(&o->refs, 1, memory_order_release);
 	return o;

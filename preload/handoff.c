@@ -17,11 +17,16 @@
  *                         the ioctls that touch no data pass straight on
  *   dlopen of a path      that file written back first
  *   fork, vfork           vfork is fork (the child must not share our
- *                         tables); the fork handlers (process.c) hand every
- *                         description off before the child exists
- *   posix_spawn[p],       no fork handler runs for them: the cache is
- *   system, popen         written back and the descriptions the child
- *                         inherits (not close-on-exec) handed off first
+ *                         tables); the fork handlers (process.c) make
+ *                         every description shared-position in a shared
+ *                         cache, or hand it off in a private one
+ *   posix_spawn[p],       no fork handler runs for them: in a shared
+ *   system, popen         cache, a program under this shim inherits the
+ *                         descriptions (not close-on-exec) cached, as
+ *                         shared-position ones (shared_pos.c); else the
+ *                         cache is written back and they are handed off;
+ *                         system and pclose, which wait for the command,
+ *                         then revalidate those files (shared_pos.c)
  *   the exec family       the same, and the counters flushed: the new
  *                         image is a new process for the stats
  *   _exit, _Exit          the exit flush (process.c) first
@@ -195,7 +200,7 @@ SHIM_EXPORT int ioctl(int fd, unsigned long req, ...)
 		off_t size = LIB(pc_size(o->file)), pos;
 
 		pthread_mutex_lock(&o->pos_lock);
-		pos = o->pos;
+		pos = atomic_load(&o->kpos) ? REAL(lseek)(fd, 0, SEEK_CUR) : o->pos;
 		pthread_mutex_unlock(&o->pos_lock);
 		*(int *)arg = size > pos ? (int)(size - pos > INT32_MAX ? INT32_MAX
 								     : size - pos) : 0;
@@ -253,29 +258,83 @@ SHIM_EXPORT pid_t vfork(void)
 	return fork();
 }
 
-/* A child will run another program with our inheritable fds. */
-static void before_spawn(bool exec)
+/*
+ * A child will run @path (searched in $PATH if @search; NULL: unknown)
+ * with the environment @envp (NULL: ours) and our inheritable fds; @exec:
+ * this process becomes it; @actions: posix_spawn's file actions.  In a
+ * shared cache, with a program that runs under this shim in it, the
+ * descriptions it inherits become shared-position and stay cached
+ * (shared_pos.c); else they are handed to the kernel, written back.
+ */
+static void before_spawn(bool exec, const char *path, bool search,
+			 char *const envp[], bool actions)
 {
 	int saved = errno;
+	bool cached;
 
 	if (shim_internal)
 		return;
-	if (exec)
-		shim_stats_flush(false);
 	if (atomic_load(&shim_cache)) {
+		cached = shim_cache_shared() && !actions &&
+			 shim_spawn_cached(path, search, envp);
 		pthread_mutex_lock(&shim_files_lock);
-		shim_handoff_all_locked(false);
+		if (cached) {
+			shim_kpos_all_locked(false);
+		} else {
+			shim_handoff_all_locked(false);
+			SHIM_INC(exec_handoffs);
+		}
 		pthread_mutex_unlock(&shim_files_lock);
-		SHIM_INC(exec_handoffs);
 	}
+	if (exec)	/* after the hand-off: it is counted */
+		shim_stats_flush(false);
 	errno = saved;
+}
+
+/* fexecve, execveat: the program's path, where one can be told. */
+static const char *exec_path(int fd, const char *path, char *buf, size_t size)
+{
+	if (path && path[0] == '/')
+		return path;
+	if (fd >= 0 && (!path || !*path)) {
+		snprintf(buf, size, "/proc/self/fd/%d", fd);
+		return buf;
+	}
+	return NULL;	/* relative to a directory fd: not looked at */
+}
+
+static void before_fexec(int fd, const char *path, char *const envp[])
+{
+	char buf[64];
+
+	before_spawn(true, exec_path(fd, path, buf, sizeof(buf)), false, envp,
+		     false);
 }
 
 SHIM_EXPORT int system(const char *cmd)
 {
-	if (cmd)
-		before_spawn(false);
-	return REAL(system)(cmd);
+	int r, saved;
+
+	if (!cmd)
+		return REAL(system)(cmd);
+	before_spawn(false, "/bin/sh", false, NULL, false);
+	r = REAL(system)(cmd);
+	saved = errno;
+	if (!shim_internal)
+		shim_kpos_revalidate();	/* what it wrote through the kernel */
+	errno = saved;
+	return r;
+}
+
+/* pclose waits for popen's command: as after system. */
+SHIM_EXPORT int pclose(FILE *fp)
+{
+	int r = REAL(pclose)(fp), saved = errno;
+
+	if (!shim_internal)
+		shim_kpos_revalidate();
+	errno = saved;
+	return r;
 }
 
 /*

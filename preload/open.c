@@ -11,9 +11,13 @@
  *   - O_DIRECT: the file goes to the kernel for good (its managed
  *     descriptions handed off, written back and dropped first);
  *   - a file the kernel serves for now (a kfile: mapped, stdio, handed
- *     off at fork): this fd too;
+ *     off at a private cache's fork or a spawn): this fd too;
  *   - otherwise pc_open_fd on the process's cache (made now if this is the
  *     first), and a new open-file description.
+ * An exec'd image joining a shared cache adopts the fds it inherited the
+ * same way (shim_adopt, from shared_pos.c), as descriptions whose offset
+ * is the kernel's (shared-position: the image that exec'd, or the parent
+ * that spawned it, may use them too).
  * Any failure along the way leaves the fd to the kernel: an open never
  * fails because of the cache.  Neither is fd 0, 1 or 2 ever managed (a
  * managed file dup'ed there is handed off): glibc's stdin, stdout and
@@ -86,8 +90,10 @@ static int cache_flags(int flags)
 	       (shim_can_write(flags) ? flags & O_TRUNC : 0);
 }
 
-/* files_lock held: the entry the new @fd of @st gets. */
-static uintptr_t decide_locked(int fd, int flags, const struct stat *st)
+/* files_lock held: the entry the new @fd of @st gets; @opened is counted
+ * when it is a new description (managed_opens, or exec_adopted). */
+static uintptr_t decide_locked(int fd, int flags, const struct stat *st,
+			       enum shim_counter opened)
 {
 	struct shim_kfile *k = shim_kfile_find_locked(st->st_dev, st->st_ino);
 	struct shim_ofd *o;
@@ -131,8 +137,16 @@ static uintptr_t decide_locked(int fd, int flags, const struct stat *st)
 		SHIM_INC(cache_errors);
 		return SHIM_E_NONE;
 	}
-	SHIM_INC(managed_opens);
+	shim_count(opened, 1);
 	return (uintptr_t)o;
+}
+
+/* Is @fd, opened with @flags, one the shim may manage?  *@st its fstat. */
+static bool manageable(int fd, int flags, struct stat *st)
+{
+	return fd > STDERR_FILENO && !(flags & (O_PATH | O_DIRECTORY)) &&
+	       shim_active() && REAL(fstat)(fd, st) == 0 && S_ISREG(st->st_mode) &&
+	       !pseudo_fs(fd, st) && !((flags & O_TRUNC) && !shim_can_write(flags));
 }
 
 void shim_opened(int fd, int flags)
@@ -140,17 +154,34 @@ void shim_opened(int fd, int flags)
 	int saved = errno;
 	struct stat st;
 
-	if (fd <= STDERR_FILENO || (flags & (O_PATH | O_DIRECTORY)) || !shim_active() ||
-	    REAL(fstat)(fd, &st) != 0 || !S_ISREG(st.st_mode) || pseudo_fs(fd, &st) ||
-	    ((flags & O_TRUNC) && !shim_can_write(flags))) {
+	if (!manageable(fd, flags, &st)) {
 		shim_fdt_set(fd, SHIM_E_NONE);	/* a stale entry goes */
 		errno = saved;
 		return;
 	}
 	pthread_mutex_lock(&shim_files_lock);
-	shim_fdt_set(fd, decide_locked(fd, flags, &st));
+	shim_fdt_set(fd, decide_locked(fd, flags, &st, SHIM_C_managed_opens));
 	pthread_mutex_unlock(&shim_files_lock);
 	errno = saved;
+}
+
+bool shim_adopt(int fd, int flags)
+{
+	int saved = errno;
+	struct stat st;
+	uintptr_t e;
+
+	flags &= ~(O_CREAT | O_EXCL | O_TRUNC);	/* opened long ago */
+	if (!manageable(fd, flags, &st))
+		return false;
+	pthread_mutex_lock(&shim_files_lock);
+	e = decide_locked(fd, flags, &st, SHIM_C_exec_adopted);
+	if (shim_e_ofd(e))	/* its offset the kernel's, shared already */
+		atomic_store(&((struct shim_ofd *)e)->kpos, true);
+	shim_fdt_set(fd, e);
+	pthread_mutex_unlock(&shim_files_lock);
+	errno = saved;
+	return shim_e_ofd(e);
 }
 
 /* O_RDONLY|O_TRUNC: the kernel will cut a file the cache may hold dirty. */
@@ -301,8 +332,10 @@ static void std_handoff(int fd)
 
 	if (!managed_file(fd, &dev, &ino))
 		return;
+	/* In a shared cache its pages go too: other processes may cache it,
+	 * and the kernel's writes on it must not lie behind their pages. */
 	pthread_mutex_lock(&shim_files_lock);
-	k = shim_handoff_file_locked(dev, ino, false);
+	k = shim_handoff_file_locked(dev, ino, shim_cache_shared());
 	if (k)
 		shim_kfile_put(k);
 	pthread_mutex_unlock(&shim_files_lock);

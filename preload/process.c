@@ -7,8 +7,11 @@
  * open (pc_cache_attach), as every other process of the program does, and
  * a forked child goes on in it.  If the cache cannot be mapped at its
  * address here, the process must not run beside it: a message, and it
- * exits (status 125) before it touches a file.  If the cache is gone, a
- * message says so once and the process runs on the kernel alone; so too
+ * exits (status 125) before it touches a file.  Joined in the
+ * constructor (shim_init), it adopts the regular files it inherited from
+ * the image before an exec or the parent of a spawn (shared_pos.c).  If
+ * the cache is gone, a message says so once and the process runs on the
+ * kernel alone; so too
  * when the cache breaks (a process died inside it): every call on a
  * managed description looks (shim_cache_broke), and the first to see it
  * hands every file to the kernel.  Without PAGECACHE_CACHE, a private
@@ -45,12 +48,20 @@
  *   5. written back again (what those calls wrote), pages dropped if asked.
  * The entries' references on the ofds go last, closing the pc_files.
  *
- * Fork: the prepare handler takes files_lock, hands off every description
- * (fork shares them with the child) and takes fdt_lock; the parent's
- * handler releases both; the child's starts afresh: zeroed counters,
- * locks as new, and a private cache's child no cache (a new one at its
- * first managed open; a shared cache it keeps).  The inherited
- * fds are all kfile entries by then, passed through in both processes.
+ * Fork: the prepare handler takes files_lock and, in a shared cache, makes
+ * every description shared-position (shared_pos.c: the child shares it,
+ * in the same cache), in a private one hands every description off; then
+ * it takes fdt_lock; the parent's handler releases both; the child's
+ * starts afresh: zeroed counters, locks as new, every description's count
+ * its own entries (fdtable.c shim_fdt_reinit), and a private cache's
+ * child no cache (a new one at its first managed open; a shared cache it
+ * keeps).  A private cache's inherited fds are all kfile entries by then,
+ * passed through in both processes; a shared cache's stay managed, the
+ * child opening its own pc_file of each at its first call on it.  The
+ * hand-off below takes descriptions by shim_ofd_ref (no reopen: it uses
+ * no pc_file but one of the process's own, for the drop), and leaves a
+ * shared-position description's offset alone (the kernel's already).
+ * Is the cache shared?  Asked once, when it is made (cache_shared).
  * A child made by a bare clone(2) runs no handler: its exit flushes
  * nothing (cache_pid is not its pid), since its copy of a private cache
  * has no threads to finish the I/O it would start and the dirty pages are
@@ -90,6 +101,7 @@ static _Atomic int exit_done;
 static bool atexit_registered;	/* files_lock */
 static bool atfork_registered;	/* files_lock; inherited by children */
 static _Atomic pid_t cache_pid;	/* the process whose cache shim_cache is */
+static _Atomic bool cache_shared;	/* shim_cache is a shared cache */
 
 #define DRAIN_TURNS 100000	/* sched_yield turns waiting for calls */
 
@@ -104,7 +116,9 @@ bool shim_active(void)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&shim_files_lock);
-	if (atomic_load(&shim_cache)) {
+	if (atomic_load(&shim_cache) && shim_cache_shared()) {
+		shim_kpos_all_locked(true);	/* the child's too, in the cache */
+	} else if (atomic_load(&shim_cache)) {
 		shim_handoff_all_locked(true);
 		SHIM_INC(fork_handoffs);
 	}
@@ -124,7 +138,7 @@ static void fork_child(void)
 	/* A private cache lives on only in the parent: its threads stayed
 	 * there.  Ours comes at our first managed open.  A shared one is
 	 * the child's too (the library entered it at the fork). */
-	if (!getenv("PAGECACHE_CACHE"))
+	if (!atomic_load(&cache_shared))
 		atomic_store(&shim_cache, NULL);
 	atexit_registered = false;
 	atomic_store(&exit_done, 0);
@@ -153,6 +167,8 @@ void shim_init(void)
 		pthread_mutex_lock(&shim_files_lock);
 		(void)shim_cache_get();
 		pthread_mutex_unlock(&shim_files_lock);
+		if (shim_cache_shared())	/* what an exec left us */
+			shim_adopt_inherited();
 	}
 }
 
@@ -198,6 +214,7 @@ static pc_cache *cache_make_locked(void)
 		return NULL;
 	}
 	atomic_store(&cache_pid, getpid());
+	atomic_store(&cache_shared, name && *name);
 	atomic_store_explicit(&shim_cache, c, memory_order_release);
 	shim_live_start(c);
 	if (!atexit_registered) {
@@ -209,6 +226,12 @@ static pc_cache *cache_make_locked(void)
 		atfork_registered = true;
 	}
 	return c;
+}
+
+bool shim_cache_shared(void)
+{
+	return atomic_load_explicit(&cache_shared, memory_order_relaxed) &&
+	       atomic_load_explicit(&shim_cache, memory_order_relaxed);
 }
 
 pc_cache *shim_cache_get(void)
@@ -303,7 +326,7 @@ static void choose(struct handoff *h, bool all, dev_t dev, ino_t ino)
 
 		if (!shim_e_ofd(shim_fdt_get((int)fd)))
 			continue;
-		o = shim_ofd_get((int)fd);
+		o = shim_ofd_ref((int)fd);	/* a fork child's: not reopened */
 		if (!o)
 			continue;
 		if ((!all && (o->dev != dev || o->ino != ino)) || chosen_has(h, o)) {
@@ -353,10 +376,9 @@ static void hand_off_one(struct chosen *ch, unsigned span, uintptr_t *dropped,
 	for (unsigned fd = 0; fd < span; fd++) {
 		if (shim_fdt_get_locked((int)fd) != (uintptr_t)ch->o)
 			continue;
-		if (!offset_set) {
+		if (!offset_set && !atomic_load(&ch->o->kpos))
 			REAL(lseek)((int)fd, ch->o->pos, SEEK_SET);
-			offset_set = true;
-		}
+		offset_set = true;	/* a kpos one's is the kernel's already */
 		atomic_fetch_add(&ch->k->refs, 1);
 		shim_fdt_set_locked((int)fd, (uintptr_t)ch->k | SHIM_E_KFILE);
 		dropped[(*moved)++] = (uintptr_t)ch->o;
@@ -425,7 +447,10 @@ struct shim_kfile *shim_handoff_file_locked(dev_t dev, ino_t ino, bool drop)
 
 	if (c) {
 		choose(&h, false, dev, ino);
-		f = h.n ? h.v[0].o->file : NULL;	/* h holds it */
+		f = NULL;	/* one of ours (h holds it): not a fork's copy */
+		for (unsigned i = 0; i < h.n && !f; i++)
+			if (shim_ofd_own(h.v[i].o))
+				f = h.v[i].o->file;
 		file_writeback(c, f, dev, ino, drop);	/* 0 */
 		hand_off(&h);
 		file_writeback(c, f, dev, ino, drop);	/* 5 */

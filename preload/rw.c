@@ -11,6 +11,13 @@
  *   pwritev, p*v2 at an offset      O_APPEND description appends (Linux)
  *   lseek                           the offset only; the size is the cache's
  *
+ * The offset is the description's own (struct shim_ofd's pos) until
+ * another process shares the description (a fork, an exec, a spawn in a
+ * shared cache: shared_pos.c); from then on it is the kernel's f_pos of
+ * the fd, read and set around the cache's call under the file's
+ * pc_file_pos_lock, and O_APPEND is the kernel's status flag (pos_begin,
+ * pos_end, write_flags).  pread and pwrite never touch an offset.
+ *
  * Writes go through pc_writev, which appends under the file's i_rwsem and
  * says where the data ended: O_APPEND (the description's status flag,
  * which F_SETFL changes) and RWF_APPEND/RWF_NOAPPEND are passed per call,
@@ -125,33 +132,67 @@ ssize_t shim_ofd_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
 	return r;
 }
 
+/*
+ * The description's offset, pos_lock held from begin to end: ours, or for
+ * a shared-position description (kpos) the kernel's, under the file's
+ * pc_file_pos_lock too.  begin: 0 or -1 with errno (nothing held then).
+ */
+static int pos_begin(struct shim_ofd *o, int fd, off_t *pos)
+{
+	int e;
+
+	pthread_mutex_lock(&o->pos_lock);
+	if (!atomic_load_explicit(&o->kpos, memory_order_relaxed)) {
+		*pos = o->pos;
+		return 0;
+	}
+	if ((e = shim_kpos_begin(o, fd, pos)) == 0)
+		return 0;
+	pthread_mutex_unlock(&o->pos_lock);
+	return (int)shim_fail(e);
+}
+
+static void pos_end(struct shim_ofd *o, int fd, off_t pos, bool move)
+{
+	if (atomic_load_explicit(&o->kpos, memory_order_relaxed))
+		shim_kpos_end(o, fd, pos, move);
+	else if (move)
+		o->pos = pos;
+	pthread_mutex_unlock(&o->pos_lock);
+}
+
+/* A write's flags: a kpos description's O_APPEND is the kernel's. */
+static int write_flags(struct shim_ofd *o, int fd, int pcflags)
+{
+	if (atomic_load_explicit(&o->kpos, memory_order_relaxed))
+		return shim_kpos_pcflags(o, fd, pcflags);
+	return pcflags;
+}
+
 /* At the description's offset, moving it. */
-static ssize_t pos_readv(struct shim_ofd *o, const struct iovec *iov, int cnt)
+static ssize_t pos_readv(struct shim_ofd *o, int fd, const struct iovec *iov,
+			 int cnt)
 {
 	ssize_t r;
 	off_t pos;
 
-	pthread_mutex_lock(&o->pos_lock);
-	pos = o->pos;
+	if (pos_begin(o, fd, &pos))
+		return -1;
 	r = shim_ofd_readv(o, iov, cnt, &pos);
-	if (r > 0)
-		o->pos = pos;
-	pthread_mutex_unlock(&o->pos_lock);
+	pos_end(o, fd, pos, r > 0);
 	return r;
 }
 
-static ssize_t pos_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
-			  int pcflags)
+static ssize_t pos_writev(struct shim_ofd *o, int fd, const struct iovec *iov,
+			  int cnt, int pcflags)
 {
 	ssize_t r;
 	off_t pos;
 
-	pthread_mutex_lock(&o->pos_lock);
-	pos = o->pos;
-	r = shim_ofd_writev(o, iov, cnt, &pos, pcflags);
-	if (r >= 0)
-		o->pos = pos;
-	pthread_mutex_unlock(&o->pos_lock);
+	if (pos_begin(o, fd, &pos))
+		return -1;
+	r = shim_ofd_writev(o, iov, cnt, &pos, write_flags(o, fd, pcflags));
+	pos_end(o, fd, pos, r >= 0);
 	return r;
 }
 
@@ -161,25 +202,25 @@ static ssize_t at_readv(struct shim_ofd *o, const struct iovec *iov, int cnt,
 	return shim_ofd_readv(o, iov, cnt, &off);
 }
 
-static ssize_t at_writev(struct shim_ofd *o, const struct iovec *iov, int cnt,
-			 off_t off, int pcflags)
+static ssize_t at_writev(struct shim_ofd *o, int fd, const struct iovec *iov,
+			 int cnt, off_t off, int pcflags)
 {
-	return shim_ofd_writev(o, iov, cnt, &off, pcflags);
+	return shim_ofd_writev(o, iov, cnt, &off, write_flags(o, fd, pcflags));
 }
 
 /* One buffer: read, write, pread, pwrite. */
-static ssize_t pos_read(struct shim_ofd *o, void *buf, size_t n)
+static ssize_t pos_read(struct shim_ofd *o, int fd, void *buf, size_t n)
 {
 	struct iovec iov = { buf, n };
 
-	return pos_readv(o, &iov, 1);
+	return pos_readv(o, fd, &iov, 1);
 }
 
-static ssize_t pos_write(struct shim_ofd *o, const void *buf, size_t n)
+static ssize_t pos_write(struct shim_ofd *o, int fd, const void *buf, size_t n)
 {
 	struct iovec iov = { (void *)buf, n };
 
-	return pos_writev(o, &iov, 1, 0);
+	return pos_writev(o, fd, &iov, 1, 0);
 }
 
 static ssize_t at_read(struct shim_ofd *o, void *buf, size_t n, off_t off)
@@ -189,12 +230,12 @@ static ssize_t at_read(struct shim_ofd *o, void *buf, size_t n, off_t off)
 	return at_readv(o, &iov, 1, off);
 }
 
-static ssize_t at_write(struct shim_ofd *o, const void *buf, size_t n,
+static ssize_t at_write(struct shim_ofd *o, int fd, const void *buf, size_t n,
 			off_t off)
 {
 	struct iovec iov = { (void *)buf, n };
 
-	return at_writev(o, &iov, 1, off, 0);
+	return at_writev(o, fd, &iov, 1, off, 0);
 }
 
 /* RWF_* of preadv2/pwritev2 as PC_RW_*; -EOPNOTSUPP for the refused. */
@@ -215,42 +256,43 @@ static int rwf_flags(int flags)
 	return pc;
 }
 
-static ssize_t readv2(struct shim_ofd *o, const struct iovec *iov, int cnt,
-		      off_t off, int flags)
+static ssize_t readv2(struct shim_ofd *o, int fd, const struct iovec *iov,
+		      int cnt, off_t off, int flags)
 {
 	int pc = rwf_flags(flags);
 
 	if (pc < 0)
 		return shim_fail(pc);
-	return off == -1 ? pos_readv(o, iov, cnt) : at_readv(o, iov, cnt, off);
+	return off == -1 ? pos_readv(o, fd, iov, cnt) : at_readv(o, iov, cnt, off);
 }
 
-static ssize_t writev2(struct shim_ofd *o, const struct iovec *iov, int cnt,
-		       off_t off, int flags)
+static ssize_t writev2(struct shim_ofd *o, int fd, const struct iovec *iov,
+		       int cnt, off_t off, int flags)
 {
 	int pc = rwf_flags(flags);
 
 	if (pc < 0)
 		return shim_fail(pc);
-	return off == -1 ? pos_writev(o, iov, cnt, pc)
-			 : at_writev(o, iov, cnt, off, pc);
+	return off == -1 ? pos_writev(o, fd, iov, cnt, pc)
+			 : at_writev(o, fd, iov, cnt, off, pc);
 }
 
 /* ------------------------------------------------------------------ */
 /* lseek.                                                              */
 
-static off_t do_lseek(struct shim_ofd *o, off_t off, int whence)
+static off_t do_lseek(struct shim_ofd *o, int fd, off_t off, int whence)
 {
-	off_t size, np;
+	off_t size, np, cur;
 
-	pthread_mutex_lock(&o->pos_lock);
+	if (pos_begin(o, fd, &cur))
+		return -1;
 	size = LIB(pc_size(o->file));
 	switch (whence) {
 	case SEEK_SET:
 		np = off;
 		break;
 	case SEEK_CUR:
-		np = (off > 0 && o->pos > INT64_MAX - off) ? -1 : o->pos + off;
+		np = (off > 0 && cur > INT64_MAX - off) ? -1 : cur + off;
 		break;
 	case SEEK_END:
 		np = (off > 0 && size > INT64_MAX - off) ? -1 : size + off;
@@ -258,7 +300,7 @@ static off_t do_lseek(struct shim_ofd *o, off_t off, int whence)
 	case SEEK_DATA:	/* no holes: data from here to the end */
 	case SEEK_HOLE:
 		if (off < 0 || off >= size) {
-			pthread_mutex_unlock(&o->pos_lock);
+			pos_end(o, fd, cur, false);
 			return shim_fail(-ENXIO);
 		}
 		np = whence == SEEK_DATA ? off : size;
@@ -268,11 +310,10 @@ static off_t do_lseek(struct shim_ofd *o, off_t off, int whence)
 		break;
 	}
 	if (np < 0) {
-		pthread_mutex_unlock(&o->pos_lock);
+		pos_end(o, fd, cur, false);
 		return shim_fail(-EINVAL);
 	}
-	o->pos = np;
-	pthread_mutex_unlock(&o->pos_lock);
+	pos_end(o, fd, np, true);
 	return np;
 }
 

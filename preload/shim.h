@@ -13,12 +13,15 @@
  *   └──────────┘                  ├─► ofd*        managed: an open-file
  *                                 │               description (pc_file,
  *                                 │               offset, status flags),
- *                                 │               shared by dup, dup2, F_DUPFD
+ *                                 │               shared by dup, dup2, F_DUPFD;
+ *                                 │               its offset the kernel's once
+ *                                 │               a fork, exec or spawn shares
+ *                                 │               it (shared_pos.c)
  *                                 ├─► kfile* | 1  handed off: the kernel serves
  *                                 │               this fd (mmap'd, stdio, after
- *                                 │               fork...); the kfile keeps the
- *                                 │               file out of the cache while
- *                                 │               any such fd or hold exists
+ *                                 │               private fork...); the kfile
+ *                                 │               keeps the file out of the cache
+ *                                 │               while any such fd or hold is
  *                                 └─► 2           the library's own fd (ring,
  *                                                 backing file): the program's
  *                                                 close never reaches it
@@ -36,6 +39,8 @@
  *   meta.c     sync, truncate, fallocate, fadvise, stat family, names, times
  *   handoff.c  the cases the cache cannot serve: mmap, stdio, ioctl,
  *              fork/spawn/exec/exit, dlopen
+ *   shared_pos.c  descriptions other processes share (fork, exec, spawn
+ *              in a shared cache): the kernel's offset, adoption at exec
  *   process.c  the process's cache, its configuration, exit and fork flows
  *   stats.c    counters, the --stats file, the live record (live.h)
  *   real.c     the functions behind ours, found lazily with dlsym(RTLD_NEXT)
@@ -53,7 +58,8 @@
  * Locks: files_lock (process.c: managed opens and hand-offs decide and
  * install under it; it may call into the library) → fdt_lock (fdtable.c,
  * a leaf: nothing is called under it).  An ofd's pos_lock is taken with
- * neither held, around one cache call.
+ * neither held, around one cache call; a shared-position one's file's
+ * pc_file_pos_lock (the library's) under pos_lock, around the same call.
  */
 #ifndef PC_SHIM_H
 #define PC_SHIM_H
@@ -216,7 +222,23 @@ struct shim_ofd {
 	ino_t ino;
 	_Atomic int flags;	/* access mode | O_APPEND (F_SETFL changes it) */
 	pthread_mutex_t pos_lock;	/* read, write, lseek ... */
-	off_t pos;		/* pos_lock */
+	off_t pos;		/* pos_lock; unused once kpos */
+	/*
+	 * Shared position (shared_pos.c): another process has this
+	 * description too (a fork, an exec, a spawn shared it), so the
+	 * offset is the kernel's f_pos of the fd, moved under the file's
+	 * pc_file_pos_lock, and O_APPEND is the kernel's status flag.  Set
+	 * under pos_lock, never cleared while the description lives.
+	 */
+	_Atomic bool kpos;
+	/*
+	 * The process whose pc_file @file is: a forked child's copy of a
+	 * description names its parent's (which the parent may close at any
+	 * time): shim_ofd_get opens the child's own first, and the last put
+	 * closes @file only if it is ours.  Set with @file (under pos_lock
+	 * in the child's reopen).
+	 */
+	_Atomic pid_t file_pid;
 	struct shim_ofd *next;	/* fdt_lock: the pool's free list */
 };
 
@@ -260,8 +282,19 @@ static inline struct shim_kfile *shim_e_kfile(uintptr_t e)
 				       : NULL;
 }
 
-/* The ofd of @fd with a reference, or NULL if @fd is not managed. */
+/* This process's pid, as the fork handler set it (shim_ofd.file_pid). */
+extern _Atomic pid_t shim_self;
+/* The ofd of @fd with a reference, or NULL if @fd is not managed; its
+ * file this process's own (a fork child's copy reopened first). */
 struct shim_ofd *shim_ofd_get(int fd);
+/* The same without the reopen: for hand-off, which uses no file. */
+struct shim_ofd *shim_ofd_ref(int fd);
+/* Is @o's pc_file this process's own? */
+static inline bool shim_ofd_own(struct shim_ofd *o)
+{
+	return atomic_load_explicit(&o->file_pid, memory_order_acquire) ==
+	       atomic_load_explicit(&shim_self, memory_order_relaxed);
+}
 void shim_ofd_put(struct shim_ofd *o);
 /* A new ofd for @file (refs 1, for the entry it will go in). */
 struct shim_ofd *shim_ofd_new(pc_file *file, const struct stat *st, int flags);
@@ -285,7 +318,8 @@ void shim_fdt_lock(void);
 void shim_fdt_unlock(void);
 uintptr_t shim_fdt_get_locked(int fd);
 void shim_fdt_set_locked(int fd, uintptr_t e);	/* chunk must exist */
-/* fork: the child's fdt_lock, as after init. */
+/* fork: the child's fdt_lock, as after init; every description's count
+ * made the child's (its entries), its pos_lock new. */
 void shim_fdt_reinit(void);
 
 /* ------------------------------------------------------------------ */
@@ -321,6 +355,8 @@ struct shim_kfile *shim_handoff_file_locked(dev_t dev, ino_t ino, bool drop);
  * files_lock held.
  */
 void shim_handoff_all_locked(bool cloexec_too);
+/* Is the process's cache a shared one (PAGECACHE_CACHE, joined)? */
+bool shim_cache_shared(void);
 /* Exit: everything to the kernel, the cache written back, the stats. */
 void shim_exit_flush(void);
 /*
@@ -363,6 +399,43 @@ static inline bool shim_cache_broke(void)
  * it, and set its entry.  Never fails the open; errno is kept.
  */
 void shim_opened(int fd, int flags);
+/*
+ * An exec'd image's inherited @fd (status flags @flags, from F_GETFL):
+ * managed as a shared-position description if shim_opened would manage
+ * it (shared_pos.c calls it); true if it is.
+ */
+bool shim_adopt(int fd, int flags);
+
+/* ------------------------------------------------------------------ */
+/* shared_pos.c: descriptions other processes share. */
+
+/*
+ * A call at kpos @o's offset, @o's pos_lock held: begin takes the file's
+ * pc_file_pos_lock and reads the kernel's offset of @fd into *@pos (0, or
+ * -errno with the lock let go); end sets it to @pos if @move, and lets the
+ * lock go.
+ */
+int shim_kpos_begin(struct shim_ofd *o, int fd, off_t *pos);
+void shim_kpos_end(struct shim_ofd *o, int fd, off_t pos, bool move);
+/* pcflags for a write on kpos @o through @fd: O_APPEND the kernel's. */
+int shim_kpos_pcflags(struct shim_ofd *o, int fd, int pcflags);
+/*
+ * Every description (@cloexec_too, else those a spawned program inherits)
+ * made shared-position, the kernel's offset set to ours first: before a
+ * fork, an exec, a spawn, in a shared cache.  files_lock held.
+ */
+void shim_kpos_all_locked(bool cloexec_too);
+/* A spawn or exec's program: will it run under this shim, in our cache? */
+bool shim_spawn_cached(const char *path, bool search, char *const envp[]);
+/*
+ * A program we started has ended (system, pclose): every shared-position
+ * description's file revalidated (an open of it through the cache, as
+ * close-to-open does), since the program may have written it through the
+ * kernel (on its fd 0-2, which no shim manages).
+ */
+void shim_kpos_revalidate(void);
+/* The exec'd image joined a shared cache: adopt its inherited fds. */
+void shim_adopt_inherited(void);
 
 /* ------------------------------------------------------------------ */
 /* stats.c: the shim's counters (the cache's come from pc_vmstat). */
@@ -371,7 +444,7 @@ void shim_opened(int fd, int flags);
 	X(managed_opens) X(passthrough_opens) X(kernel_opens) \
 	X(mmap_handoffs) X(stdio_handoffs) X(direct_handoffs) \
 	X(fork_handoffs) X(exec_handoffs) X(ioctl_invalidations) \
-	X(cred_leaves) \
+	X(cred_leaves) X(shared_pos) X(exec_adopted) \
 	X(managed_reads) X(managed_read_bytes) \
 	X(managed_writes) X(managed_write_bytes) X(cache_errors)
 

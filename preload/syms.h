@@ -62,17 +62,17 @@
 
 #define SHIM_SYMS_RW(X) \
 	X(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), \
-	  fd, pos_read(o, buf, n)) \
+	  fd, pos_read(o, fd, buf, n)) \
 	X(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), \
-	  fd, pos_write(o, buf, n)) \
+	  fd, pos_write(o, fd, buf, n)) \
 	X(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), \
 	  (fd, buf, n, off), fd, at_read(o, buf, n, off)) \
 	X(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), \
 	  (fd, buf, n, off), fd, at_read(o, buf, n, off)) \
 	X(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), \
-	  (fd, buf, n, off), fd, at_write(o, buf, n, off)) \
+	  (fd, buf, n, off), fd, at_write(o, fd, buf, n, off)) \
 	X(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), \
-	  (fd, buf, n, off), fd, at_write(o, buf, n, off)) \
+	  (fd, buf, n, off), fd, at_write(o, fd, buf, n, off)) \
 	X(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), \
 	  (fd, buf, n, buflen), chk, read(fd, buf, n)) \
 	X(ssize_t, __pread_chk, \
@@ -82,35 +82,35 @@
 	  (int fd, void *buf, size_t n, off64_t off, size_t buflen), \
 	  (fd, buf, n, off, buflen), chk, pread64(fd, buf, n, off)) \
 	X(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), \
-	  (fd, iov, cnt), fd, pos_readv(o, iov, cnt)) \
+	  (fd, iov, cnt), fd, pos_readv(o, fd, iov, cnt)) \
 	X(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), \
-	  (fd, iov, cnt), fd, pos_writev(o, iov, cnt, 0)) \
+	  (fd, iov, cnt), fd, pos_writev(o, fd, iov, cnt, 0)) \
 	X(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off), \
 	  (fd, iov, cnt, off), fd, at_readv(o, iov, cnt, off)) \
 	X(ssize_t, preadv64, \
 	  (int fd, const struct iovec *iov, int cnt, off64_t off), \
 	  (fd, iov, cnt, off), fd, at_readv(o, iov, cnt, off)) \
 	X(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), \
-	  (fd, iov, cnt, off), fd, at_writev(o, iov, cnt, off, 0)) \
+	  (fd, iov, cnt, off), fd, at_writev(o, fd, iov, cnt, off, 0)) \
 	X(ssize_t, pwritev64, \
 	  (int fd, const struct iovec *iov, int cnt, off64_t off), \
-	  (fd, iov, cnt, off), fd, at_writev(o, iov, cnt, off, 0)) \
+	  (fd, iov, cnt, off), fd, at_writev(o, fd, iov, cnt, off, 0)) \
 	X(ssize_t, preadv2, \
 	  (int fd, const struct iovec *iov, int cnt, off_t off, int flags), \
-	  (fd, iov, cnt, off, flags), fd, readv2(o, iov, cnt, off, flags)) \
+	  (fd, iov, cnt, off, flags), fd, readv2(o, fd, iov, cnt, off, flags)) \
 	X(ssize_t, pwritev2, \
 	  (int fd, const struct iovec *iov, int cnt, off_t off, int flags), \
-	  (fd, iov, cnt, off, flags), fd, writev2(o, iov, cnt, off, flags)) \
+	  (fd, iov, cnt, off, flags), fd, writev2(o, fd, iov, cnt, off, flags)) \
 	X(ssize_t, preadv64v2, \
 	  (int fd, const struct iovec *iov, int cnt, off64_t off, int flags), \
-	  (fd, iov, cnt, off, flags), fd, readv2(o, iov, cnt, off, flags)) \
+	  (fd, iov, cnt, off, flags), fd, readv2(o, fd, iov, cnt, off, flags)) \
 	X(ssize_t, pwritev64v2, \
 	  (int fd, const struct iovec *iov, int cnt, off64_t off, int flags), \
-	  (fd, iov, cnt, off, flags), fd, writev2(o, iov, cnt, off, flags)) \
+	  (fd, iov, cnt, off, flags), fd, writev2(o, fd, iov, cnt, off, flags)) \
 	X(off_t, lseek, (int fd, off_t off, int whence), (fd, off, whence), \
-	  fd, do_lseek(o, off, whence)) \
+	  fd, do_lseek(o, fd, off, whence)) \
 	X(off64_t, lseek64, (int fd, off64_t off, int whence), (fd, off, whence), \
-	  fd, do_lseek(o, off, whence))
+	  fd, do_lseek(o, fd, off, whence))
 
 #define SHIM_SYMS_COPY(X) \
 	X(ssize_t, copy_file_range, (int fdin, off64_t *offin, int fdout, \
@@ -248,22 +248,27 @@
 	X(int, posix_spawn, (pid_t *pid, const char *path, \
 	  const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr, \
 	  char *const argv[], char *const envp[]), \
-	  (pid, path, fa, attr, argv, envp), before, before_spawn(false)) \
+	  (pid, path, fa, attr, argv, envp), before, \
+	  before_spawn(false, path, false, envp, fa != NULL)) \
 	X(int, posix_spawnp, (pid_t *pid, const char *file, \
 	  const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr, \
 	  char *const argv[], char *const envp[]), \
-	  (pid, file, fa, attr, argv, envp), before, before_spawn(false)) \
+	  (pid, file, fa, attr, argv, envp), before, \
+	  before_spawn(false, file, true, envp, fa != NULL)) \
 	X(int, system, (const char *cmd), (cmd), own) \
 	X(FILE *, popen, (const char *cmd, const char *type), (cmd, type), \
-	  before, before_spawn(false)) \
+	  before, before_spawn(false, "/bin/sh", false, NULL, false)) \
+	X(int, pclose, (FILE *fp), (fp), own) \
 	X(int, execve, (const char *path, char *const argv[], \
-	  char *const envp[]), (path, argv, envp), before, before_spawn(true)) \
+	  char *const envp[]), (path, argv, envp), before, \
+	  before_spawn(true, path, false, envp, false)) \
 	X(int, execv, (const char *path, char *const argv[]), (path, argv), \
-	  before, before_spawn(true)) \
+	  before, before_spawn(true, path, false, NULL, false)) \
 	X(int, execvp, (const char *file, char *const argv[]), (file, argv), \
-	  before, before_spawn(true)) \
+	  before, before_spawn(true, file, true, NULL, false)) \
 	X(int, execvpe, (const char *file, char *const argv[], \
-	  char *const envp[]), (file, argv, envp), before, before_spawn(true)) \
+	  char *const envp[]), (file, argv, envp), before, \
+	  before_spawn(true, file, true, envp, false)) \
 	X(int, execl, (const char *path, const char *arg, ...), (path, arg), \
 	  execl, EXEC_V) \
 	X(int, execlp, (const char *path, const char *arg, ...), (path, arg), \
@@ -271,10 +276,10 @@
 	X(int, execle, (const char *path, const char *arg, ...), (path, arg), \
 	  execl, EXEC_VE) \
 	X(int, fexecve, (int fd, char *const argv[], char *const envp[]), \
-	  (fd, argv, envp), before, before_spawn(true)) \
+	  (fd, argv, envp), before, before_fexec(fd, NULL, envp)) \
 	X(int, execveat, (int dirfd, const char *path, char *const argv[], \
 	  char *const envp[], int flags), (dirfd, path, argv, envp, flags), \
-	  before, before_spawn(true)) \
+	  before, before_fexec(dirfd, path, envp)) \
 	X(void, _exit, (int status), (status), exit) \
 	X(void, _Exit, (int status), (status), exit) \
 	X(int, setuid, (uid_t uid), (uid), before, shim_leave_cache()) \

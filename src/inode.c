@@ -25,7 +25,9 @@
  * Locks: c->mappings_lock guards the table, the closed list, the open-file
  * list, nr_open, unlinked, dead.  i_rwsem (exclusive) serializes truncation
  * against writers; disk_size_lock serializes ftruncate(2) of the backing
- * file with m->seen.  Files keep exactly the size the program gave them:
+ * file with m->seen; m->pos_lock is fpos.c's (made and destroyed here with
+ * the mapping, never taken by the cache).  Files keep exactly the size the
+ * program gave them:
  * writeback writes the last block's bytes exactly (writeback.c), never a
  * rounded block, so the disk is never longer than a size the file had.
  *
@@ -190,6 +192,7 @@ static void mapping_free(struct pc_mapping *m)
 	pc__backing_close(m);
 	pc__lock_destroy(&m->tree_lock);
 	pc__rwlock_destroy(&m->i_rwsem);
+	pc__lock_destroy(&m->pos_lock);
 	pc__lock_destroy(&m->disk_size_lock);
 	pc__share_slot_put(c, m);
 	pc__cache_free(c, m, sizeof(*m));
@@ -296,6 +299,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 		return NULL;
 	}
 	pc__cache_rwlock_init(c, &m->i_rwsem, PC_RANK_I_RWSEM);
+	pc__fpos_init(c, m);
 	pc__cache_lock_init(c, &m->disk_size_lock, PC_RANK_DISK_SIZE, -1);
 	pc__cache_lock_init(c, &m->tree_lock, PC_RANK_TREE,
 			    PC_VM_tree_lock_acquired);

@@ -104,6 +104,8 @@ struct pc_mapping {
 					   descriptor (share.c) */
 
 	struct pc_rwlock i_rwsem;	/* see the lock order */
+	struct pc_lock pos_lock;	/* fpos.c: the shared file position
+					   callers' (pc_file_pos_lock) */
 	_Atomic int64_t size;		/* bytes; changed under i_rwsem */
 	struct pc_lock disk_size_lock;	/* ftruncate(fd), seen, fd changes */
 	struct {			/* disk_size_lock: the file on the disk */
@@ -614,6 +616,9 @@ void pc__update_dirty_limits(struct pc_cache *c);
 uint32_t pc__errseq_sample(struct pc_mapping *m);
 int pc__errseq_check_advance(struct pc_mapping *m, _Atomic uint32_t *cursor);
 void pc__errseq_set(struct pc_mapping *m, int err);
+
+/* fpos.c: m->pos_lock, made with the mapping and destroyed with it. */
+void pc__fpos_init(struct pc_cache *c, struct pc_mapping *m);
 
 /* inode.c: mappings, open files */
 bool pc__mapping_tryget(struct pc_mapping *m);

@@ -16,6 +16,9 @@
  * lock further down the table only.
  *
  *   rank                 lock                    what it protects
+ *   FPOS                 m->pos_lock (fpos.c)    a shared file position:
+ *                                                its callers' read-modify-
+ *                                                write of the kernel's
  *   LIVE                 live_lock (tctx.c)      the process's caches
  *   RESIZE               c->resize_lock          one pc_cache_resize at a time
  *   MAPPINGS             c->mappings_lock        open/close table, files
@@ -85,7 +88,7 @@
 #include "base.h"
 
 #define PC_LOCK_RANKS(X) \
-	X(LIVE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
+	X(FPOS) X(LIVE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
 	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
 	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(EBR) \

@@ -15,7 +15,31 @@
  *   preload_helper broken FILE     write; wait for FILE.go while the test
  *                                  breaks the shared cache; write and read
  *                                  on the same fd (the kernel's by then)
+ *   preload_helper ofd FILE        a reader process B beside A: A writes,
+ *                                  B reads; A forks a child that exits at
+ *                                  once (then vfork, system, popen,
+ *                                  posix_spawn of `true`), writes again
+ *                                  through its old fd; B reads again each
+ *                                  time
+ *   preload_helper interleave FILE write, read, lseek, F_SETFL O_APPEND and
+ *                                  pwrite in turns by a parent and its
+ *                                  child on one description; then both
+ *                                  write records at once, none lost
+ *   preload_helper exec FILE       write, seek, exec itself (exec2) with
+ *                                  the fd inherited: it reads at the
+ *                                  offset, writes, says where it ended
+ *   preload_helper spawn FILE      system, popen and posix_spawn of shell
+ *                                  commands writing and reading the fd
+ *                                  they inherit, the parent writing
+ *                                  between them; a posix_spawn with file
+ *                                  actions (cat, its stdout a file) reads
+ *                                  what the parent wrote
+ *   preload_helper killed FILE     a child writes through an inherited
+ *                                  description and is killed (SIGKILL):
+ *                                  the parent reads what it wrote
  */
+#include <signal.h>
+#include <spawn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -237,10 +261,377 @@ static int broken(const char *path)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Descriptions shared by fork, exec and spawn.                         */
+
+extern char **environ;
+
+/* One byte through a pipe, to take turns. */
+static void say(int fd, char c)
+{
+	if (write(fd, &c, 1) != 1)
+		_exit(3);
+}
+
+static char hear(int fd)
+{
+	char c = 0;
+
+	if (read(fd, &c, 1) != 1)
+		_exit(4);
+	return c;
+}
+
+static void b_reads(int cmd, int ans)
+{
+	say(cmd, 'r');
+	hear(ans);
+}
+
+/* B: at each 'r', read the file's first four bytes through its own fd. */
+static void reader_b(const char *path, int cmd, int ans)
+{
+	char buf[8] = { 0 };
+	int fd = -1;
+
+	while (hear(cmd) == 'r') {
+		if (fd < 0)
+			fd = open(path, O_RDONLY);	/* once: no reopen */
+		printf("B reads: %.4s\n", pread(fd, buf, 4, 0) == 4 ? buf : "????");
+		say(ans, 'k');
+	}
+	_exit(0);
+}
+
+static int spawn_true(void)
+{
+	char *argv[] = { "true", NULL };
+	pid_t pid;
+	int status;
+
+	if (posix_spawnp(&pid, "true", NULL, NULL, argv, environ) != 0 ||
+	    waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static int ofd_case(const char *path)
+{
+	int cmd[2], ans[2], fd, status;
+	pid_t b, c;
+	FILE *p;
+
+	if (pipe(cmd) || pipe(ans))
+		return fail("pipe");
+	fflush(stdout);
+	b = fork();
+	if (b == 0)
+		reader_b(path, cmd[0], ans[1]);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "AAAA", 4) != 4)
+		return fail("A writes");
+	b_reads(cmd[1], ans[0]);
+	fflush(stdout);
+	c = fork();
+	if (c == 0)
+		_exit(0);
+	if (waitpid(c, &status, 0) != c)
+		return fail("wait");
+	if (lseek(fd, 0, SEEK_SET) != 0 || write(fd, "BBBB", 4) != 4)
+		return fail("A writes after fork");
+	b_reads(cmd[1], ans[0]);
+	c = vfork();
+	if (c == 0)
+		_exit(0);
+	if (c < 0 || waitpid(c, &status, 0) != c)
+		return fail("vfork");
+	if (lseek(fd, 0, SEEK_SET) != 0 || write(fd, "bbbb", 4) != 4)
+		return fail("A writes after vfork");
+	b_reads(cmd[1], ans[0]);
+	printf("system: %d\n", system("true"));
+	if (lseek(fd, 0, SEEK_SET) != 0 || write(fd, "CCCC", 4) != 4)
+		return fail("A writes after system");
+	b_reads(cmd[1], ans[0]);
+	p = popen("true", "r");
+	printf("popen: %d\n", p ? pclose(p) : -1);
+	if (pwrite(fd, "DDDD", 4, 0) != 4)
+		return fail("A writes after popen");
+	b_reads(cmd[1], ans[0]);
+	printf("posix_spawn: %d\n", spawn_true());
+	if (lseek(fd, 0, SEEK_SET) != 0 || write(fd, "EEEE", 4) != 4)
+		return fail("A writes after posix_spawn");
+	b_reads(cmd[1], ans[0]);
+	say(cmd[1], 'q');
+	waitpid(b, &status, 0);
+	printf("offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+	close(fd);
+	return cat(path);
+}
+
+#define RECORDS 2000
+#define REC 16
+
+/* @n records "<tag> nnnnnnnnnn\n" of REC bytes each, by write(2). */
+static int write_records(int fd, char tag, int n)
+{
+	char rec[REC + 1];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(rec, sizeof(rec), "%c %013d\n", tag, i);
+		if (write(fd, rec, REC) != REC)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every record whole, each process's in order, all there. */
+static void check_records(const char *path)
+{
+	char rec[REC + 1] = { 0 };
+	int fd = open(path, O_RDONLY), next[2] = { 0, 0 }, bad = 0, n = 0;
+
+	while (read(fd, rec, REC) == REC) {
+		int t = rec[0] == 'p' ? 0 : rec[0] == 'c' ? 1 : -1;
+
+		if (t < 0 || atoi(rec + 2) != next[t] || rec[REC - 1] != '\n')
+			bad++;
+		else
+			next[t]++;
+		n++;
+	}
+	printf("records: %d, parent's %d, child's %d, torn or lost %d\n", n,
+	       next[0], next[1], bad);
+	close(fd);
+}
+
+static int interleave(const char *path)
+{
+	int to_c[2], to_p[2], fd, status;
+	char buf[32] = { 0 }, recs[4200];
+	pid_t pid;
+
+	if (pipe(to_c) || pipe(to_p))
+		return fail("pipe");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "P0;", 3) != 3)
+		return fail("open");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fl;
+
+		if (write(fd, "C1;", 3) != 3)
+			_exit(1);
+		say(to_p[1], 'g');
+		hear(to_c[0]);
+		fl = fcntl(fd, F_GETFL);
+		if (fcntl(fd, F_SETFL, fl | O_APPEND) || lseek(fd, 0, SEEK_SET) != 0 ||
+		    write(fd, "C3;", 3) != 3)
+			_exit(1);
+		say(to_p[1], 'g');
+		hear(to_c[0]);
+		if (fcntl(fd, F_SETFL, fl & ~O_APPEND) || lseek(fd, 3, SEEK_SET) != 3 ||
+		    write(fd, "c5", 2) != 2 || read(fd, buf, 4) != 4)
+			_exit(1);
+		printf("child reads: %.4s, offset %lld\n", buf,
+		       (long long)lseek(fd, 0, SEEK_CUR));
+		say(to_p[1], 'g');
+		exit(0);
+	}
+	hear(to_p[0]);
+	if (write(fd, "P2;", 3) != 3)
+		return fail("P2");
+	say(to_c[1], 'g');
+	hear(to_p[0]);
+	printf("parent offset after the child's append: %lld\n",
+	       (long long)lseek(fd, 0, SEEK_CUR));
+	if (lseek(fd, 0, SEEK_SET) != 0 || write(fd, "P4;", 3) != 3)	/* appends */
+		return fail("P4");
+	printf("parent offset after its append: %lld\n",
+	       (long long)lseek(fd, 0, SEEK_CUR));
+	say(to_c[1], 'g');
+	hear(to_p[0]);
+	memset(buf, 0, sizeof(buf));
+	printf("parent reads %zd: %s\n", read(fd, buf, 8), buf);
+	if (pwrite(fd, "pw", 2, 0) != 2)	/* O_APPEND is off again */
+		return fail("pwrite");
+	printf("parent offset after pwrite: %lld\n",
+	       (long long)lseek(fd, 0, SEEK_CUR));
+	close(fd);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return fail("wait");
+	printf("child exit: %d\n", WEXITSTATUS(status));
+	if (cat(path))
+		return 1;
+	/* Both at once on one description: every record whole. */
+	snprintf(recs, sizeof(recs), "%s.records", path);
+	fd = open(recs, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return fail("records");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		exit(write_records(fd, 'c', RECORDS) ? 1 : 0);
+	if (write_records(fd, 'p', RECORDS))
+		return fail("parent's records");
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return fail("wait");
+	printf("offset: %lld, child exit %d\n", (long long)lseek(fd, 0, SEEK_CUR),
+	       WEXITSTATUS(status));
+	close(fd);
+	check_records(recs);
+	return 0;
+}
+
+#define EXEC_BYTES 65536
+
+static int do_exec(const char *path, const char *self)
+{
+	static char data[EXEC_BYTES];
+	char fdarg[16];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return fail("open");
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i % 26);
+	if (write(fd, data, sizeof(data)) != (ssize_t)sizeof(data) ||
+	    lseek(fd, 10, SEEK_SET) != 10)
+		return fail("write");
+	snprintf(fdarg, sizeof(fdarg), "%d", fd);
+	fflush(stdout);
+	execl(self, self, "exec2", path, fdarg, (char *)NULL);
+	return fail("exec");
+}
+
+/* The exec'd image: the inherited fd at its offset. */
+static int exec2(const char *path, int fd)
+{
+	char buf[EXEC_BYTES];
+	ssize_t n, total = 0;
+
+	printf("inherited offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+	if (read(fd, buf, 20) != 20)
+		return fail("read");
+	printf("read: %.20s\n", buf);
+	if (write(fd, "EXEC", 4) != 4)
+		return fail("write");
+	printf("offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return fail("lseek");
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	printf("read again: %zd\n", total);
+	close(fd);
+	(void)path;
+	return 0;
+}
+
+static int spawn_case(const char *path)
+{
+	char cmd[256], out[64] = { 0 };
+	char *argv[] = { "sh", "-c", cmd, NULL };
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), status;
+	pid_t pid;
+	FILE *p;
+	size_t n;
+
+	if (fd < 0 || write(fd, "abc", 3) != 3)
+		return fail("open");
+	snprintf(cmd, sizeof(cmd), "printf X >&%d", fd);	/* at the offset */
+	printf("system: %d\n", system(cmd));
+	if (write(fd, "d", 1) != 1)
+		return fail("write");
+	printf("offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+	if (lseek(fd, 1, SEEK_SET) != 1)
+		return fail("lseek");
+	snprintf(cmd, sizeof(cmd), "cat <&%d", fd);	/* reads on from 1 */
+	p = popen(cmd, "r");
+	if (!p)
+		return fail("popen");
+	n = fread(out, 1, sizeof(out) - 1, p);
+	printf("popen read %zu: %s, status %d\n", n, out, pclose(p));
+	printf("offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+	snprintf(cmd, sizeof(cmd), "printf Y >&%d; "
+		 "head -c 2 <&%d", fd, fd);
+	fflush(stdout);
+	if (lseek(fd, 2, SEEK_SET) != 2 ||
+	    posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) != 0 ||
+	    waitpid(pid, &status, 0) != pid)
+		return fail("posix_spawn");
+	printf("\nposix_spawn: %d, offset %lld\n", status,
+	       (long long)lseek(fd, 0, SEEK_CUR));
+	if (write(fd, "e", 1) != 1)
+		return fail("write");
+	/* File actions: handed off, so a program reading through the kernel
+	 * (cat, its stdout our file) sees what we wrote. */
+	{
+		char *cargv[] = { "cat", (char *)path, NULL }, outp[4200];
+		posix_spawn_file_actions_t fa;
+		int out;
+
+		snprintf(outp, sizeof(outp), "%s.out", path);
+		out = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0 || write(fd, "f", 1) != 1)
+			return fail("open out");
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, out, 1);
+		if (posix_spawnp(&pid, "cat", &fa, NULL, cargv, environ) != 0 ||
+		    waitpid(pid, &status, 0) != pid)
+			return fail("posix_spawn with file actions");
+		posix_spawn_file_actions_destroy(&fa);
+		close(out);
+		printf("posix_spawn with file actions: %d, cat wrote: ", status);
+		fflush(stdout);
+		if (cat(outp))
+			return 1;
+		printf("\n");
+	}
+	close(fd);
+	return cat(path);
+}
+
+/* A child writes through the description it inherited and is killed. */
+static int killed(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), ready[2], status;
+	char buf[64] = { 0 };
+	pid_t pid;
+
+	if (fd < 0 || write(fd, "parent;", 7) != 7 || pipe(ready))
+		return fail("open");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (write(fd, "child before the kill;", 22) != 22)
+			_exit(1);
+		say(ready[1], 'w');
+		for (;;)
+			pause();
+	}
+	hear(ready[0]);
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) != pid)
+		return fail("wait");
+	printf("child killed: %d\n", WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	printf("offset: %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+	if (write(fd, "parent after;", 13) != 13)
+		return fail("write");
+	if (pread(fd, buf, sizeof(buf) - 1, 0) != 42)
+		return fail("pread");
+	printf("read: %s\n", buf);
+	close(fd);
+	return cat(path);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "exec2")) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return exec2(argv[2], atoi(argv[3]));
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: preload_helper mmap|fork|fdlimit|cat|creds|broken FILE\n");
+		fprintf(stderr, "usage: preload_helper mmap|fork|fdlimit|cat|creds|broken|ofd|interleave|exec|spawn|killed FILE\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -256,6 +647,16 @@ int main(int argc, char **argv)
 		return cat(argv[2]);
 	if (!strcmp(argv[1], "broken"))
 		return broken(argv[2]);
+	if (!strcmp(argv[1], "ofd"))
+		return ofd_case(argv[2]);
+	if (!strcmp(argv[1], "interleave"))
+		return interleave(argv[2]);
+	if (!strcmp(argv[1], "exec"))
+		return do_exec(argv[2], "/proc/self/exe");
+	if (!strcmp(argv[1], "spawn"))
+		return spawn_case(argv[2]);
+	if (!strcmp(argv[1], "killed"))
+		return killed(argv[2]);
 	fprintf(stderr, "preload_helper: unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -14,6 +14,16 @@
 #      written, writes in both processes after a fork, fds at and past
 #      RLIMIT_NOFILE, a change of credentials (the process leaves a shared
 #      cache first: its writes on the disk, no region mapped after);
+#      descriptions shared by fork, exec, system, popen and posix_spawn:
+#      another process of the cache reads what a process wrote through a
+#      descriptor it had before a fork (ofd), a parent and its child take
+#      turns and write at once on one description (interleave), an exec'd
+#      image reads and writes on at the inherited offset (exec), shell
+#      commands write and read the descriptors they inherit (spawn), a
+#      child killed with an inherited description (killed): each as
+#      plainly, and by the counters still in the cache (no hand-off, the
+#      exec'd image's reads hits); under
+#      --private the hand-off instead, as plainly;
 #   4. fio: psync, pvsync2 and sync engines, threads and forked jobs,
 #      random writes verified with crc32c, a random read job; --stats shows
 #      the cache served them;
@@ -126,9 +136,10 @@ check "tar extract"            sh -c "'$bin' exec --memory 4M --cache "texec-$$"
 check "tar extract: times"     [ "$(listing out.plain)" = "$(listing out.pc)" ]
 
 # ---------------------------------------------------------------- 3. corners
-for mode in mmap fork fdlimit creds; do
+forking="fork ofd interleave exec spawn killed"
+for mode in mmap fdlimit creds $forking; do
 	h=$helper run=pcx
-	[ $mode = fork ] && h=$fhelper run=fpcx
+	case " $forking " in *" $mode "*) h=$fhelper run=fpcx;; esac
 	"$h" $mode "h.$mode.plain" > "h.$mode.plain.out" 2>&1
 	$run -- "$h" $mode "h.$mode.pc" > "h.$mode.pc.out" 2>&1
 	sed -i "s/h\.$mode\.pc/h.$mode.plain/g" "h.$mode.pc.out"
@@ -136,6 +147,48 @@ for mode in mmap fork fdlimit creds; do
 		ok "helper $mode: as without pagecache"
 	else
 		bad "helper $mode: differs"; diff "h.$mode.plain.out" "h.$mode.pc.out" | head -20
+	fi
+done
+
+# The shared descriptions stayed in the cache: each mode again on a cache
+# of its own (its counters the run's), asserted by counter.
+# shared_counts MODE NAME=VALUE...: each counter exactly that; NAME>=VALUE
+# at least.
+shared_counts() {
+	local mode=$1 st="h.$mode.stats" c n v got; shift
+	rm -f "$st"
+	"$fbin" exec --memory 4M --cache "texec-$mode-$$" --stats "$st" -- \
+		"$fhelper" "$mode" "h.$mode.counted" > /dev/null 2>&1 || { echo "    $mode failed"; return 1; }
+	for c in "$@"; do
+		n=${c%%[>=]*}; v=${c##*[>=]}; got=$(stat_of "$st" "$n")
+		case $c in
+		*'>='*) [ -n "$got" ] && [ "$got" -ge "$v" ] ;;
+		*) [ "${got:-0}" = "$v" ] ;;
+		esac || { echo "    $mode: $n = '$got', want $c"; return 1; }
+	done
+}
+check "ofd: after fork, system, popen, posix_spawn still cached" \
+	shared_counts ofd fork_handoffs=0 exec_handoffs=0 'shared_pos>=1' 'exec_adopted>=3'
+check "interleave: no hand-off at the forks" \
+	shared_counts interleave fork_handoffs=0 'shared_pos>=2'
+check "exec: the new image reads the inherited fd from the cache, all hits" \
+	shared_counts exec exec_handoffs=0 'exec_adopted>=1' 'managed_read_bytes>=65556' pgpgin=0
+check "spawn: the shell commands adopt the fd; file actions hand off" \
+	shared_counts spawn exec_handoffs=1 'exec_adopted>=3'
+check "killed: the child wrote through the cache" \
+	shared_counts killed fork_handoffs=0 'shared_pos>=1'
+# --private: the hand-off as before, and the kernel's results.
+for mode in interleave exec spawn; do
+	"$fhelper" $mode "h.$mode.plain" > "h.$mode.plain.out" 2>&1
+	"$fbin" exec --private --memory 4M --stats "h.$mode.priv.stats" -- \
+		"$fhelper" $mode "h.$mode.priv" > "h.$mode.priv.out" 2>&1
+	sed -i "s/h\.$mode\.priv/h.$mode.plain/g" "h.$mode.priv.out"
+	handed=$(($(stat_of "h.$mode.priv.stats" fork_handoffs) + $(stat_of "h.$mode.priv.stats" exec_handoffs)))
+	if cmp -s "h.$mode.plain.out" "h.$mode.priv.out" && [ "$handed" -ge 1 ] &&
+	   [ "$(stat_of "h.$mode.priv.stats" exec_adopted)" = 0 ]; then
+		ok "helper $mode --private: handed off ($handed), as without pagecache"
+	else
+		bad "helper $mode --private (hand-offs $handed)"; diff "h.$mode.plain.out" "h.$mode.priv.out" | head -20
 	fi
 done
 

@@ -35,6 +35,13 @@
  *                    test, as a hook would): the creator opens, writes
  *                    and reads on (the robust locks pass to it), and the
  *                    cache says it is broken (pc_cache_broken)
+ *   inherited_killed  a child opens its own file of a descriptor it
+ *                    inherited (as the preload shim does after a fork),
+ *                    writes and is killed: its file is reaped, the
+ *                    parent's of the same descriptor goes on
+ *   pos_lock_killed  a child killed holding a file's pc_file_pos_lock
+ *                    (the shared file position's lock): the creator takes
+ *                    it next (robust), and the cache is not broken
  *   locks_holder_killed  a child killed holding an i_rwsem shared, a page
  *                    lock and another i_rwsem exclusive: the home's watch
  *                    (a pidfd) finds it dead unasked and lets them go;
@@ -711,6 +718,101 @@ static void test_lock_holder_killed(void **state)
 	close(ready[1]);
 }
 
+/*
+ * What the preload shim does with a description a fork shared: the child
+ * opens its own pc_file of the inherited descriptor (pc_open_fd) and
+ * writes through it; killed, the child's file is reaped (its pid), the
+ * parent's, of the same descriptor, is not: it reads the child's write,
+ * writes on, closes, and everything reaches the disk.
+ */
+static void test_inherited_killed(void **state)
+{
+	const char *path = tu_path("inherited");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	uint64_t files0 = tu_vm(c, "shared_files_reaped");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), status, ready[2];
+	unsigned char back[16] = { 0 };
+	pc_file *f;
+	pid_t pid;
+	char b;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(pc_open_fd(c, fd, O_RDWR, &f), 0);
+	assert_int_equal(pc_pwrite(f, "parent;", 7, 0), 7);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_file *mine;
+
+		if (pc_open_fd(c, fd, O_RDWR, &mine) || pc_pwrite(mine, "child;", 6, 7) != 6 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed, its file open */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	wait_processes(c, 1);	/* reaped it */
+	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
+	assert_int_equal(pc_pread(f, back, sizeof(back), 0), 13);
+	assert_memory_equal(back, "parent;child;", 13);
+	assert_int_equal(pc_pwrite(f, "again", 5, 13), 5);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_sync(c), 0);
+	disk_check(path, (const unsigned char *)"parent;child;again", 18);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/*
+ * pc_file_pos_lock guards no state of the cache, only its callers' read,
+ * call and set of the kernel's offset: a child killed holding it hands it
+ * to the next taker without breaking the cache.
+ */
+static void test_pos_lock_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	pc_file *f;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	assert_int_equal(pc_open(c, tu_path("fpos"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (pc_file_pos_lock(f) != 0 || write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed holding it */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(pc_file_pos_lock(f), 0);	/* no hang */
+	assert_int_equal(pc_pwrite(f, "x", 1, 0), 1);	/* held: the file's calls */
+	assert_int_equal(pc_file_pos_unlock(f), 0);
+	assert_int_equal(pc_file_pos_lock(f), 0);	/* consistent again */
+	assert_int_equal(pc_file_pos_unlock(f), 0);
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(pc_file_pos_lock(NULL), -EINVAL);
+	assert_int_equal(pc_file_pos_unlock(NULL), -EINVAL);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 /* ------------------------------------------------------------------ */
 
 /*
@@ -1201,6 +1303,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_killed_io),
 		cmocka_unit_test(test_errors_once),
 		cmocka_unit_test(test_lock_holder_killed),
+		cmocka_unit_test(test_inherited_killed),
+		cmocka_unit_test(test_pos_lock_killed),
 		cmocka_unit_test(test_locks_holder_killed),
 		cmocka_unit_test(test_truncate_holder_killed),
 		cmocka_unit_test(test_spawn),
