@@ -568,19 +568,19 @@ static int spawn_case(const char *path)
 	{
 		char *cargv[] = { "cat", (char *)path, NULL }, outp[4200];
 		posix_spawn_file_actions_t fa;
-		int out;
+		int ofd;
 
 		snprintf(outp, sizeof(outp), "%s.out", path);
-		out = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0 || write(fd, "f", 1) != 1)
+		ofd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (ofd < 0 || write(fd, "f", 1) != 1)
 			return fail("open out");
 		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_adddup2(&fa, out, 1);
+		posix_spawn_file_actions_adddup2(&fa, ofd, 1);
 		if (posix_spawnp(&pid, "cat", &fa, NULL, cargv, environ) != 0 ||
 		    waitpid(pid, &status, 0) != pid)
 			return fail("posix_spawn with file actions");
 		posix_spawn_file_actions_destroy(&fa);
-		close(out);
+		close(ofd);
 		printf("posix_spawn with file actions: %d, cat wrote: ", status);
 		fflush(stdout);
 		if (cat(outp))
