@@ -306,6 +306,8 @@ struct shim_ofd *shim_ofd_get(int fd)
 	if (reopen(o, fd)) {
 		shim_ofd_put(o);
 		o = NULL;
+	} else {
+		shim_live_child();	/* a fork child's first call here */
 	}
 	errno = saved;
 	return o;

@@ -102,6 +102,7 @@ static bool atexit_registered;	/* files_lock */
 static bool atfork_registered;	/* files_lock; inherited by children */
 static _Atomic pid_t cache_pid;	/* the process whose cache shim_cache is */
 static _Atomic bool cache_shared;	/* shim_cache is a shared cache */
+static _Atomic int live_owed;		/* a fork child's live record: shim_live_child */
 
 #define DRAIN_TURNS 100000	/* sched_yield turns waiting for calls */
 
@@ -140,6 +141,8 @@ static void fork_child(void)
 	 * the child's too (the library entered it at the fork). */
 	if (!atomic_load(&cache_shared))
 		atomic_store(&shim_cache, NULL);
+	else if (atomic_load(&shim_cache))
+		atomic_store(&live_owed, 1);	/* no thread here: see below */
 	atexit_registered = false;
 	atomic_store(&exit_done, 0);
 	atomic_store(&cache_pid, getpid());
@@ -238,9 +241,26 @@ pc_cache *shim_cache_get(void)
 {
 	pc_cache *c = atomic_load_explicit(&shim_cache, memory_order_acquire);
 
-	if (c || !shim_active())
+	if (c) {
+		if (__builtin_expect(atomic_load_explicit(&live_owed,
+					memory_order_relaxed), 0) &&
+		    atomic_exchange(&live_owed, 0))
+			shim_live_start(c);
+		return c;
+	}
+	if (!shim_active())
 		return c;
 	return cache_make_locked();	/* callers hold files_lock */
+}
+
+void shim_live_child(void)
+{
+	if (__builtin_expect(!atomic_load_explicit(&live_owed,
+						   memory_order_relaxed), 1))
+		return;
+	pthread_mutex_lock(&shim_files_lock);
+	(void)shim_cache_get();
+	pthread_mutex_unlock(&shim_files_lock);
 }
 
 /* ------------------------------------------------------------------ */

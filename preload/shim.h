@@ -466,6 +466,15 @@ void shim_stats_reset(void);	/* fork: the child starts from zero */
 void shim_live_start(pc_cache *c);
 /* The publisher stops reading the cache (before it is unmapped here). */
 void shim_live_stop(void);
+/*
+ * A fork's child in a shared cache goes on in its parent's cache, so no
+ * cache is made for it and its fork handler may start no thread: its
+ * record is owed, and published at its first managed open (shim_cache_get)
+ * or its first call on a description it inherited (shim_ofd_get, after
+ * the child's own pc_file is open).  Takes files_lock: call it holding no
+ * lock of the shim's.  One load when nothing is owed.
+ */
+void shim_live_child(void);
 
 /* ------------------------------------------------------------------ */
 /* Helpers shared by the interposers. */

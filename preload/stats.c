@@ -36,7 +36,9 @@
  * unlinked before an exec and at exit (shim_stats_flush), the mapping
  * kept (the thread may be writing; exec or exit ends both).  A fork's
  * child has no publisher (threads stay in the parent): it drops the
- * inherited mapping, and publishes its own at its first cache.  A failed
+ * inherited mapping, and publishes its own at its first cache - in a
+ * shared cache, which it goes on using, at its first call on it
+ * (shim_live_child, process.c: the fork handler starts no thread).  A failed
  * exec leaves the process unpublished.  @live is written by the thread
  * making the cache (once, files_lock) before the publisher starts, and in
  * the child of a fork; the publisher only writes the mapping.

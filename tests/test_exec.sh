@@ -23,7 +23,8 @@
 #      child killed with an inherited description (killed): each as
 #      plainly, and by the counters still in the cache (no hand-off, the
 #      exec'd image's reads hits); under
-#      --private the hand-off instead, as plainly;
+#      --private the hand-off instead, as plainly; a forked child in a
+#      shared cache publishes its own live record (PAGECACHE_LIVE);
 #   4. fio: psync, pvsync2 and sync engines, threads and forked jobs,
 #      random writes verified with crc32c, a random read job; --stats shows
 #      the cache served them;
@@ -177,6 +178,28 @@ check "spawn: the shell commands adopt the fd; file actions hand off" \
 	shared_counts spawn exec_handoffs=1 'exec_adopted>=3'
 check "killed: the child wrote through the cache" \
 	shared_counts killed fork_handoffs=0 'shared_pos>=1'
+# A forked child goes on in its parent's shared cache and publishes its
+# own live record (PAGECACHE_LIVE) at its first call on the cache.
+live_fork() {
+	local d="$tmp/live.$$"
+	mkdir -p "$d"
+	PAGECACHE_LIVE="$d" fpcx -- python3 -c '
+import os, sys
+d, f = sys.argv[1], sys.argv[2]
+fd = os.open(f, os.O_RDONLY)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.read(fd, 4096)    # its first call on the inherited description
+    os.write(w, " ".join(sorted(os.listdir(d))).encode())
+    os._exit(0)
+os.close(w)
+got = os.read(r, 4096).decode()
+os.waitpid(pid, 0)
+print("both" if got == " ".join(sorted([str(os.getpid()), str(pid)])) else got)
+' "$d" big
+}
+check "live: a forked child publishes a record of its own" [ "$(live_fork)" = both ]
 # --private: the hand-off as before, and the kernel's results.
 for mode in interleave exec spawn; do
 	"$fhelper" $mode "h.$mode.plain" > "h.$mode.plain.out" 2>&1
