@@ -186,10 +186,12 @@ must = {
     "cached-read-": ["reads/s/thread"],
     "fio-": ["peak-rss-MiB"], "rocksdb-": ["ops/s", "peak-rss-MiB"],
     "sqlite-": ["transactions/s", "peak-rss-MiB"],
+    "sysbench-": ["fsyncs/s", "latency-p95-ms", "peak-rss-MiB"],
 }
-# real programs (test_bench_programs.sh checks them): their cache is in
-# the program's process, so no create figures and no live samples
-programs = ("fio-", "rocksdb-", "sqlite-")
+# real programs (test_bench_programs.sh checks them), by the list's
+# "[program: NAME]": their cache is in the program's process, so no create
+# figures and no live samples
+programs = set(re.findall(r"^  \S+\s+(\S+)\s.*\[program: ", listing, re.M))
 must_pc = {"cached-read-": ["zc-reads/s/thread"],
            "tiobench-": ["rand-read-hit%", "seq-read-ra-unused-MB"],
            "dd-async": ["waitqueue-lookups/page"],
@@ -245,7 +247,7 @@ def check(path, wl, engine, served):
         problems.append("headline %s not first in metrics" % h["metric"])
     for k, v in m.items():
         if not isinstance(v, (int, float)): problems.append("metric %s" % k)
-    program = wl.startswith(programs)
+    program = wl in programs
     pc_keys = [*must_pc.items()] if engine == "pagecache" and not program else []
     for prefix, keys in list(must.items()) + pc_keys:
         if wl.startswith(prefix):
