@@ -1,6 +1,7 @@
 /*
  * copy.c - the copies the kernel would do without the program seeing the
- * data: copy_file_range, sendfile, splice.
+ * data: copy_file_range, sendfile, splice, and syscall(2) with their
+ * numbers.
  *
  * When neither fd is managed they go to the kernel as they are.  When one
  * is, the kernel would read or write the file behind the cache (stale
@@ -21,11 +22,21 @@
  * by what was written, never by what was only read.  SPLICE_F_NONBLOCK
  * (or an O_NONBLOCK pipe) is honoured with a poll of the pipe first; the
  * chunk is then one pipe buffer, which a ready pipe takes without waiting.
+ *
+ * syscall(2) is interposed for these three numbers only (fsx makes its
+ * copies with syscall(__NR_copy_file_range), as programs built before
+ * glibc 2.27 had the wrapper do): served as the libc call, so the kernel
+ * never copies behind the cache.  Every other number, and every call on
+ * the shim's behalf (shim_internal: the library's futexes), is libc's
+ * syscall with the six arguments it was given, as glibc's own passes
+ * them on.
  */
 #include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <sys/sendfile.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -367,6 +378,38 @@ SHIM_EXPORT ssize_t splice(int fdin, off64_t *offin, int fdout, off64_t *offout,
 	if (oo)
 		shim_ofd_put(oo);
 	return r;
+}
+
+/*
+ * A system call's six arguments are read whatever its number takes (the
+ * ABI passes them in registers: the unused ones are whatever they hold),
+ * as glibc's syscall does.
+ */
+SHIM_EXPORT long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (!shim_internal) {
+		switch (nr) {
+		case SYS_copy_file_range:
+			return copy_file_range((int)a[0], (off64_t *)a[1],
+					       (int)a[2], (off64_t *)a[3],
+					       (size_t)a[4], (unsigned)a[5]);
+		case SYS_sendfile:
+			return sendfile64((int)a[0], (int)a[1],
+					  (off64_t *)a[2], (size_t)a[3]);
+		case SYS_splice:
+			return splice((int)a[0], (off64_t *)a[1], (int)a[2],
+				      (off64_t *)a[3], (size_t)a[4],
+				      (unsigned)a[5]);
+		}
+	}
+	return REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* The wrappers: syms.h's copy.c group. */
