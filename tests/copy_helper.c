@@ -17,13 +17,16 @@
  * it), its return and errno, the offsets it was given by pointer after it,
  * every descriptor's offset, what reached the pipe or socket (length and
  * hash), both files' sizes (fstat) and their contents' hashes (pread).
- * A call that blocks is reported by an alarm with its number.
+ * A call that blocks is reported by an alarm with its number.  Not
+ * compared: sendfile onto an overlapping range of its own file (the
+ * kernel's result hangs on page boundaries: send_overlaps).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +189,31 @@ static long run_op(const struct op *o, long long *inoff, long long *outoff,
 	return -1000;
 }
 
+/* Which file a descriptor is of: a or b. */
+static int file_of(int fd)
+{
+	return fd == FB || fd == FBAPP;
+}
+
+/*
+ * sendfile from a file onto an overlapping range of itself: the kernel's
+ * zero-copy pipe holds references to the source's pages, so what lands
+ * depends on page boundaries and memcpy's overlap; the shim's bounce
+ * buffer copies as memmove does.  Not compared (decided on the offsets,
+ * the same in both runs while their lines are).
+ */
+static bool send_overlaps(const struct op *o)
+{
+	long long pin, pout;
+
+	if (o->kind != OP_SEND || o->out < 0 || o->len == 0 ||
+	    file_of(o->in) != file_of(o->out))
+		return false;
+	pin = o->inp ? o->inoff : (long long)lseek(fds[o->in], 0, SEEK_CUR);
+	pout = lseek(fds[o->out], 0, SEEK_CUR);
+	return pin < pout + o->len && pout < pin + o->len;
+}
+
 static void show(int n, const struct op *o)
 {
 	long long inoff = o->inoff, outoff = o->outoff;
@@ -194,6 +222,11 @@ static void show(int n, const struct op *o)
 	int e;
 
 	current = n;
+	if (send_overlaps(o)) {
+		printf("%d sendfile in=%d out=%d len=%lld: skipped, overlapping"
+		       " ranges of one file\n", n, o->in, o->out, o->len);
+		return;
+	}
 	alarm(20);
 	errno = 0;
 	r = run_op(o, &inoff, &outoff, got, sizeof(got));
@@ -389,7 +422,7 @@ static int run(const char *dir, uint64_t seed, int n)
 	signal(SIGALRM, on_alarm);
 	for (size_t i = 0; i < sizeof(directed) / sizeof(directed[0]); i++)
 		show(k++, &directed[i]);
-	rng = seed | 1;
+	rng = seed ^ 0x9E3779B97F4A7C15ull;
 	for (int i = 0; i < n; i++) {
 		struct op o = random_op();
 
