@@ -146,12 +146,14 @@ $(PRELOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o \
 	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -Wl,-rpath,$(abspath $(BUILD)) \
 	      $(PRELOAD_SO) -lpthread -lcmocka
 
-# A plain program tests/test_exec.sh runs with and without the shim.
-$(BUILD)/tests/preload_helper: $(BUILD)/tests/preload_helper.o
+# Plain programs tests/test_exec.sh and tests/test_copy.sh run with and
+# without the shim.
+HELPERS := $(BUILD)/tests/preload_helper $(BUILD)/tests/copy_helper
+$(HELPERS): $(BUILD)/tests/%: $(BUILD)/tests/%.o
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $<
 
-tests: $(TESTS) $(BUILD)/pagecache $(PRELOAD_SO) $(BUILD)/tests/preload_helper
+tests: $(TESTS) $(BUILD)/pagecache $(PRELOAD_SO) $(HELPERS)
 
 test: deps
 	@$(MAKE) --no-print-directory V=test tests

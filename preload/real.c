@@ -12,6 +12,9 @@
  * sanitizer's runtime), the depth in_dlsym catches the recursion: the
  * calls a loader could make get a raw system call instead (raw_for), and
  * any other is a fatal error with a message rather than a silent loop.
+ * The stand-ins make their calls with syscall(2), which is ours too
+ * (copy.c) and passes them to libc's: libc's syscall is therefore found
+ * before any other name, so a stand-in never needs a lookup of its own.
  *
  * The library linked into the shim creates its threads (kswapd, the
  * flushers, the io_uring completion thread) through pthread_create, which
@@ -143,6 +146,9 @@ void *shim_real_slow(struct shim_sym *s)
 			die("called while resolving symbols: ", s->name);
 		return p;
 	}
+	if (s != &shim_sym_syscall &&
+	    !atomic_load_explicit(&shim_sym_syscall.fn, memory_order_acquire))
+		shim_real_slow(&shim_sym_syscall);	/* for the stand-ins */
 	in_dlsym++;
 	p = dlsym(RTLD_NEXT, s->name);
 	in_dlsym--;

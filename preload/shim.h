@@ -35,7 +35,8 @@
  *
  * Who calls whom:
  *   open.c     open family, close family, dup family, fcntl
- *   rw.c       read/write paths, lseek, copy_file_range, sendfile, splice
+ *   rw.c       read/write paths, lseek
+ *   copy.c     copy_file_range, sendfile, splice (syscall(2) with theirs)
  *   meta.c     sync, truncate, fallocate, fadvise, stat family, names, times
  *   handoff.c  the cases the cache cannot serve: mmap, stdio, ioctl,
  *              fork/spawn/exec/exit, dlopen

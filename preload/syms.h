@@ -122,7 +122,8 @@
 	  (fdout, fdin, off, count), or_real, copy_send(fdout, fdin, off, count)) \
 	X(ssize_t, splice, (int fdin, off64_t *offin, int fdout, off64_t *offout, \
 	  size_t len, unsigned flags), (fdin, offin, fdout, offout, len, flags), \
-	  own)
+	  own) \
+	X(long, syscall, (long nr, ...), (nr), own)
 
 #define SHIM_SYMS_META(X) \
 	X(int, fsync, (int fd), (fd), fd, sync_fd(o, false)) \

@@ -40,7 +40,9 @@
  *       for one stream to drift behind another.
  *
  * The drop batch (f->drop[], f->drop_index[], under f->ra_lock) holds no
- * reference: when a page finds it full (PC_DROP_BATCH) or the file is
+ * reference, so one page may be in it twice (its frame freed and taken
+ * again for the same index; the flush takes it once): when a page finds it
+ * full (PC_DROP_BATCH) or the file is
  * closed, each page still at its place, clean, unlocked and not touched
  * since (PG_referenced, PG_active) is removed from its mapping - one
  * tree-lock hold and one lru-lock hold for the batch - and its frame is
@@ -345,6 +347,22 @@ static unsigned stale_tail(struct pc_file *f, struct pc_node *n)
  * locked by the completion that made it uptodate.  f->ra_lock held (no
  * page lock holder takes it).
  */
+/*
+ * Is @p among the @nc candidates already locked?  A page can be in the
+ * batch twice: its frame freed while its entry waited (truncated, punched
+ * out, reclaimed) and taken again for the same index of the same file,
+ * read and consumed again - its second entry then names the same page at
+ * the same place, and a sleeping lock of it would wait on ourselves.
+ */
+static bool in_cand(struct pc_page *const *cand, unsigned nc,
+		     const struct pc_page *p)
+{
+	for (unsigned i = 0; i < nc; i++)
+		if (cand[i] == p)
+			return true;
+	return false;
+}
+
 static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 {
 	struct pc_cache *c = f->cache;
@@ -369,7 +387,8 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 		/* Unpinned: the frame may have been reclaimed, even reused. */
 		if (!page_get_unless_zero(p))
 			continue;
-		if (page_mapping(p) != m || page_index(p) != f->drop_index[i]) {
+		if (page_mapping(p) != m || page_index(p) != f->drop_index[i] ||
+		    in_cand(cand, nc, p)) {
 			pc__put_page(c, p);
 			continue;
 		}

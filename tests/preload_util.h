@@ -1,7 +1,9 @@
 /*
  * preload_util.h - what the programs under the shim share (test_preload,
  * test_preload_handoff): a scratch directory, seeds, the kernel's view
- * with raw system calls (syscall(2) bypasses the shim), the errno oracle,
+ * with raw system calls (syscall(2) bypasses the shim, but for the copies'
+ * numbers, which the shim serves: kernel_syscall is libc's own), the errno
+ * oracle,
  * and the main that configures the cache before the first managed open.
  * The programs link libpagecache-preload.so of their build's flavour and
  * of tests/util only the thread-safe assertions (util.h).
@@ -9,6 +11,7 @@
 #ifndef PC_PRELOAD_UTIL_H
 #define PC_PRELOAD_UTIL_H
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -63,6 +66,20 @@ static inline void fill(char *buf, size_t len, uint64_t seed)
 	for (size_t i = 0; i < len; i++)
 		buf[i] = (char)('a' + (rnd(&seed) % 26));
 }
+
+/*
+ * libc's syscall(2), behind the shim's: the shim serves copy_file_range,
+ * sendfile and splice made with syscall(2) (preload/copy.c).
+ */
+static inline long (*kernel_syscall_fn(void))(long, ...)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	void *p = libc ? dlsym(libc, "syscall") : NULL;
+
+	assert_non_null(p);
+	return (long (*)(long, ...))p;
+}
+#define kernel_syscall(...) (kernel_syscall_fn()(__VA_ARGS__))
 
 /* The kernel's view, bypassing the shim. */
 static inline ssize_t raw_pread(int fd, void *buf, size_t n, off_t off)

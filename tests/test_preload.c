@@ -99,9 +99,9 @@ static void test_errno_as_kernel(void **state)
 	SAME_ERRNO(sync_file_range(rw, -1, 0, 0), syscall(SYS_sync_file_range, rw, -1L, 0L, 0));
 	SAME_ERRNO(sync_file_range(rw, 0, 0, 0x80), syscall(SYS_sync_file_range, rw, 0L, 0L, 0x80));
 	SAME_ERRNO(copy_file_range(ro, NULL, ro, NULL, 5, 0),
-		   syscall(SYS_copy_file_range, ro, NULL, ro, NULL, 5, 0));
+		   kernel_syscall(SYS_copy_file_range, ro, NULL, ro, NULL, 5, 0));
 	SAME_ERRNO(copy_file_range(rw, NULL, wo, NULL, 5, 1),
-		   syscall(SYS_copy_file_range, rw, NULL, wo, NULL, 5, 1));
+		   kernel_syscall(SYS_copy_file_range, rw, NULL, wo, NULL, 5, 1));
 	/* posix_fadvise returns the error the system call sets. */
 	e = posix_fadvise(rw, 0, 0, 99);
 	assert_int_equal(syscall(SYS_fadvise64, rw, 0L, 0L, 99), -1);
@@ -440,6 +440,60 @@ static void test_copies(void **state)
 	close(dst);
 }
 
+/*
+ * The copies made with syscall(2), as fsx makes them: served by the shim
+ * (the data is in the cache, not on the disk), not by the kernel behind
+ * it - which copied the disk's stale file and left the cache's size.
+ */
+static void test_copies_by_syscall(void **state)
+{
+	static char buf[50000], back[50000];
+	int fd = open_rw("copy-sys"), p[2];
+	off64_t in = 1000, out = 70001, off = 3;
+
+	(void)state;
+	fill(buf, sizeof(buf), 9);
+	assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));	/* dirty */
+	assert_int_equal(raw_size(fd), 0);
+	/* Past the end of the same file: extends it, a hole in between. */
+	assert_int_equal(syscall(SYS_copy_file_range, fd, &in, fd, &out, 20000, 0), 20000);
+	assert_int_equal(in, 21000);
+	assert_int_equal(out, 90001);
+	assert_int_equal(shim_size(fd), 90001);
+	assert_int_equal(lseek(fd, 0, SEEK_END), 90001);
+	assert_int_equal(pread(fd, back, 20000, 70001), 20000);
+	assert_memory_equal(back, buf + 1000, 20000);
+	assert_int_equal(pread(fd, back, 20001, sizeof(buf)), 20001);
+	for (int i = 0; i < 20001; i++)
+		assert_int_equal(back[i], 0);
+	assert_int_equal(raw_size(fd), 0);	/* the cache's, not yet the disk's */
+	/* The same checks as the libc call's: overlap in one file. */
+	in = 0, out = 10;
+	SAME_ERRNO(syscall(SYS_copy_file_range, fd, &in, fd, &out, 100, 0),
+		   copy_file_range(fd, &in, fd, &out, 100, 0));
+	/* sendfile and splice by number, into a pipe and back. */
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(syscall(SYS_sendfile, p[1], fd, &off, 10), 10);
+	assert_int_equal(off, 13);
+	assert_int_equal(read(p[0], back, 10), 10);
+	assert_memory_equal(back, buf + 3, 10);
+	assert_int_equal(write(p[1], "by number", 9), 9);
+	off = 95000;
+	assert_int_equal(syscall(SYS_splice, p[0], NULL, fd, &off, 9, 0), 9);
+	assert_int_equal(shim_size(fd), 95009);
+	assert_int_equal(pread(fd, back, 9, 95000), 9);
+	assert_memory_equal(back, "by number", 9);
+	assert_int_equal(raw_size(fd), 0);
+	/* Any other number is the kernel's, as it was. */
+	assert_int_equal(syscall(SYS_getpid), getpid());
+	errno = 0;
+	assert_int_equal(syscall(SYS_close, -1), -1);
+	assert_int_equal(errno, EBADF);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+}
+
 /* Opens, dups, reads and closes from several threads at once. */
 static void *churn_worker(void *arg)
 {
@@ -566,6 +620,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_truncate_times),
 		cmocka_unit_test(test_copies),
+		cmocka_unit_test(test_copies_by_syscall),
 		cmocka_unit_test(test_threads_churn),
 		cmocka_unit_test(test_record_locks_kept),
 		cmocka_unit_test(test_bare_clone_exit),
