@@ -515,6 +515,48 @@ static void test_record_locks_kept(void **state)
 }
 
 /*
+ * truncate(2) by path keeps the program's record locks, as the kernel's
+ * does: the shim truncates through the program's own writable description
+ * instead of opening and closing one (a close drops every record lock of
+ * the process on the file).  Found by tests/exerciser.c -P: its workers
+ * lost the write lock on their shared file at a truncate.
+ */
+static void test_truncate_path_locks_kept(void **state)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 100 };
+	char buf[10000], back[10000];
+	int fd = open_rw("trunclocks");
+	struct stat st;
+
+	(void)state;
+	fill(buf, sizeof(buf), 5);
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 0), sizeof(buf));
+	assert_int_equal(fcntl(fd, F_SETLK, &fl), 0);
+	assert_true(locked_elsewhere("trunclocks"));
+	assert_int_equal(truncate(path("trunclocks"), 5000), 0);
+	assert_true(locked_elsewhere("trunclocks"));
+	assert_int_equal(shim_size(fd), 5000);
+	assert_int_equal(raw_size(fd), 5000);
+	assert_int_equal(pread(fd, back, sizeof(back), 0), 5000);
+	assert_memory_equal(back, buf, 5000);
+	assert_int_equal(truncate(path("trunclocks"), 9000), 0);	/* grown: zeros */
+	assert_int_equal(pread(fd, back, sizeof(back), 0), 9000);
+	assert_memory_equal(back, buf, 5000);
+	memset(buf, 0, 4000);
+	assert_memory_equal(back + 5000, buf, 4000);
+	assert_true(locked_elsewhere("trunclocks"));
+	/* The kernel's errnos still: a missing file, a negative length. */
+	assert_int_equal(truncate(path("trunclocks-none"), 0), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(truncate(path("trunclocks"), -1), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 9000);
+	assert_int_equal(close(fd), 0);
+}
+
+/*
  * A child made by a bare clone(2) (no fork handler runs) that exits
  * through the shim's _exit leaves the parent's cache alone: its copy is
  * mid-flight, without the threads that finish its I/O (a flush there hung
@@ -568,6 +610,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_threads_churn),
 		cmocka_unit_test(test_record_locks_kept),
+		cmocka_unit_test(test_truncate_path_locks_kept),
 		cmocka_unit_test(test_bare_clone_exit),
 	};
 
