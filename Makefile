@@ -4,6 +4,9 @@
 #   make run        the default benchmark suite, then the comparison
 #   make test       the test suite (build/test: -O2, asserts, lock checks)
 #   make check      the test suite, then again under ASan+UBSan and TSan
+#   make soak       MINUTES=N (5): tests/exerciser.c under pagecache exec
+#                   with fresh seeds for N minutes, each seed printed,
+#                   stopping at the first failure (tests/soak_exerciser.sh)
 #   make install    PREFIX=/usr/local: header, libraries, the preload
 #                   library, pkg-config file, the command, its man pages
 #
@@ -64,7 +67,7 @@ TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_SO  := $(BUILD)/libpagecache-preload.so
 
-.PHONY: all lib tools tests test check run deps install clean FORCE
+.PHONY: all lib tools tests test check soak run deps install clean FORCE
 all: deps lib tools
 
 deps:
@@ -148,7 +151,13 @@ $(BUILD)/tests/preload_helper: $(BUILD)/tests/preload_helper.o
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $<
 
-tests: $(TESTS) $(BUILD)/pagecache $(PRELOAD_SO) $(BUILD)/tests/preload_helper
+# The model-checked exerciser tests/test_exerciser.sh and make soak run.
+$(BUILD)/tests/exerciser: $(BUILD)/tests/exerciser.o
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $<
+
+tests: $(TESTS) $(BUILD)/pagecache $(PRELOAD_SO) $(BUILD)/tests/preload_helper \
+       $(BUILD)/tests/exerciser
 
 test: deps
 	@$(MAKE) --no-print-directory V=test tests
@@ -162,6 +171,12 @@ check: deps
 	@$(MAKE) --no-print-directory V=tsan tests
 	@PC_SANITIZER=tsan TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
 	 tests/run.sh build/tsan
+
+MINUTES ?= 5
+soak: deps
+	@$(MAKE) --no-print-directory V=test build/test/pagecache \
+	 build/test/libpagecache-preload.so build/test/tests/exerciser
+	@tests/soak_exerciser.sh build/test $(MINUTES)
 
 run: deps
 	@$(MAKE) --no-print-directory V=release tools
