@@ -35,7 +35,8 @@
  *     directory's file system answers EOPNOTSUPP is skipped from then on
  *     and said once ("fallocate MODE: not supported ...")
  *   copy_file_range (between the files, and within one on ranges that do
- *     not overlap), sendfile, splice (file -> pipe -> file), splice_read
+ *     not overlap), sendfile (both called again after a short count, as
+ *     a program does), splice (file -> pipe -> file), splice_read
  *     (file -> pipe, the pipe read and checked).  Source ranges stay below
  *     the source's size unless -E (past EOF: a known shim bug)
  *   mmap_read mmap_write (MAP_SHARED, msync sometimes): the map file, and
@@ -1064,9 +1065,20 @@ static void op_copy_file_range(int fi)
 		if (lseek(s->fd, from, SEEK_SET) != from)
 			fail("lseek for copy_file_range: %s", strerror(errno));
 		s->pos = from;
-		r = copy_file_range(s->fd, NULL, d->fd, NULL, len, 0);
-	} else {
-		r = copy_file_range(s->fd, &oi, d->fd, &oo, len, 0);
+	}
+	/* A short count is allowed (the kernel's same-file copy stops at a
+	 * pipe's worth at times): called again for the rest, as programs do. */
+	r = 0;
+	for (int calls = 0; !calls || (r > 0 && (size_t)r < want); calls++) {
+		size_t ask = calls ? want - (size_t)r : len;
+		ssize_t n = use_pos ? copy_file_range(s->fd, NULL, d->fd, NULL, ask, 0)
+				    : copy_file_range(s->fd, &oi, d->fd, &oo, ask, 0);
+
+		if (n < 0 && !calls)
+			r = n;
+		if (n <= 0)
+			break;
+		r += n;
 	}
 	done(r);
 	expect_ok(r, (long long)want, "copy_file_range");
@@ -1099,9 +1111,17 @@ static void op_sendfile(int fi)
 		if (lseek(s->fd, from, SEEK_SET) != from)
 			fail("lseek for sendfile: %s", strerror(errno));
 		s->pos = from;
-		r = sendfile(d->fd, s->fd, NULL, len);
-	} else {
-		r = sendfile(d->fd, s->fd, &oi, len);
+	}
+	r = 0;
+	for (int calls = 0; !calls || (r > 0 && (size_t)r < want); calls++) {
+		size_t ask = calls ? want - (size_t)r : len;	/* short: again */
+		ssize_t n = sendfile(d->fd, s->fd, use_pos ? NULL : &oi, ask);
+
+		if (n < 0 && !calls)
+			r = n;
+		if (n <= 0)
+			break;
+		r += n;
 	}
 	done(r);
 	expect_ok(r, (long long)want, "sendfile");
