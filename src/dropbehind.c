@@ -343,8 +343,21 @@ static unsigned stale_tail(struct pc_file *f, struct pc_node *n)
  * instead of being dropped.
  * @wait (at close): sleep for page locks - a page just read may still be
  * locked by the completion that made it uptodate.  f->ra_lock held (no
- * page lock holder takes it).
+ * page lock holder takes it).  A page may be in the batch twice: dropped
+ * by other hands (an invalidation, a truncation), its frame - the free
+ * list's top - taken again for the same index and consumed again; it is
+ * a candidate once (locked twice, the close waited on its own lock for
+ * ever: the exerciser's reopen hung so).
  */
+/* Is @p among the @n candidates, locked by us already? */
+static bool in_cand(struct pc_page *const *cand, unsigned n, const struct pc_page *p)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (cand[i] == p)
+			return true;
+	return false;
+}
+
 static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 {
 	struct pc_cache *c = f->cache;
@@ -369,7 +382,8 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 		/* Unpinned: the frame may have been reclaimed, even reused. */
 		if (!page_get_unless_zero(p))
 			continue;
-		if (page_mapping(p) != m || page_index(p) != f->drop_index[i]) {
+		if (page_mapping(p) != m || page_index(p) != f->drop_index[i] ||
+		    in_cand(cand, nc, p)) {
 			pc__put_page(c, p);
 			continue;
 		}

@@ -284,6 +284,47 @@ static void test_use_once_touched_kept(void **state)
 }
 
 /*
+ * A page twice in a drop batch: consumed, dropped by other hands (here
+ * POSIX_FADV_DONTNEED), its frame - the free list's top - taken again for
+ * the same index and consumed again.  The close's flush locked it twice
+ * and waited on its own lock for ever (tests/exerciser.c's reopen hung
+ * so, PG_locked held by its own process); now it is dropped once.
+ */
+static void test_use_once_twice_in_batch(void **state)
+{
+	const char *path = tu_path("twice");
+	unsigned char buf[PG];
+	unsigned dups = 0;
+	uint64_t dropped;
+	pc_cache *c;
+	pc_file *s;
+
+	(void)state;
+	tu_make_file(path, 1024, 13);
+	c = tu_cache("memory=32M cache.stickiness=always reclaim.kswapd=off");
+	s = tu_open_ro(c, path);
+	for (uint64_t i = 0; i < 41; i++)	/* 36-40 in the batch */
+		tu_read_check(s, buf, PG, i * PG, 13);
+	assert_true(tu_resident(s, 38));
+	assert_int_equal(pc_fadvise(s, 38 * PG, PG, POSIX_FADV_DONTNEED), 0);
+	assert_false(tu_resident(s, 38));
+	tu_read_check(s, buf, PG, 38 * PG, 13);
+	for (unsigned i = 0; i < s->nr_drop; i++)
+		for (unsigned j = i + 1; j < s->nr_drop; j++)
+			dups += s->drop[i] == s->drop[j] &&
+				s->drop_index[i] == s->drop_index[j];
+	printf("  batch of %u, %u page(s) twice\n", s->nr_drop, dups);
+	if (!dups) {	/* the state that reuse makes, made by hand */
+		s->drop[s->nr_drop] = s->drop[0];
+		s->drop_index[s->nr_drop++] = s->drop_index[0];
+	}
+	dropped = tu_vm(c, "dropbehind");
+	assert_int_equal(pc_close(s), 0);	/* hung here */
+	assert_true(tu_vm(c, "dropbehind") > dropped);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
  * Scan resistance (hotcold): a hot set of half the budget, read at random,
  * and a stream of four budgets read once.  The hot set's hit ratio stays
  * above 95% (hits counted with pc_get_page(PC_GET_NOWAIT)).
@@ -384,6 +425,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_floor),
+		cmocka_unit_test(test_use_once_twice_in_batch),
 		cmocka_unit_test(test_stream_nodes),
 		cmocka_unit_test(test_stream_evicts_stale),
 		cmocka_unit_test(test_use_once_touched_kept),
