@@ -87,6 +87,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -358,15 +359,24 @@ static void compare(int fi, off_t off, const unsigned char *got, size_t n,
 		char e[64] = "", g[64] = "";
 		size_t k = n - i < 16 ? n - i : 16;
 
+		unsigned char raw[16];
+		char d[64] = "";
+		long rr = syscall(SYS_pread64, st->f[fi].fd, raw, k, (long)(off + (off_t)i));
+
 		for (size_t j = 0; j < k; j++) {
 			sprintf(e + 3 * j, "%02x ", exp[i + j]);
 			sprintf(g + 3 * j, "%02x ", got[i + j]);
+			if ((long)j < rr)
+				sprintf(d + 3 * j, "%02x ", raw[j]);
 		}
+		/* The kernel's view too (a raw pread: no shim): under the
+		 * shim, where the bad bytes are, the cache or the disk. */
 		fail("%s of %s: first difference at offset %jd (0x%jx, %zu into "
-		     "%zu bytes at %jd), size %jd\n  expected %s\n  got      %s",
+		     "%zu bytes at %jd), size %jd\n  expected %s\n  got      %s\n"
+		     "  kernel   %s(raw pread: %ld)",
 		     what, file_name[fi], (intmax_t)(off + (off_t)i),
 		     (intmax_t)(off + (off_t)i), i, n, (intmax_t)off,
-		     (intmax_t)M(fi)->size, e, g);
+		     (intmax_t)M(fi)->size, e, g, d, rr);
 	}
 }
 

@@ -25,7 +25,9 @@
 #       cache's.
 #   PC_EXERCISER_PAST_EOF=1  -E: copy_file_range, sendfile and splice from
 #       ranges reaching past the source's end (copy_file_range copies
-#       bytes past EOF: e.g. -S 22 -E).  Turn on once that is fixed.
+#       bytes past EOF: -S 1 -N 5000 -E under --memory 2M, op 3087 copies
+#       44216 bytes from 9708 of a file of 32768, the kernel 23060).  Turn
+#       on once that is fixed.
 # PC_SEED=N sets the first seed (the runs take N, N+1, ...); each run
 # prints its own, and a failure the command that replays it.  Exit 0 pass.
 set -u
