@@ -19,10 +19,12 @@
 #   PC_EXERCISER_CROSS=1     -P 3 -F under the shared cache: a worker's
 #       fork child and exec'd image write the shared file through inherited
 #       descriptors, which the shim hands to the kernel at fork and exec:
-#       the other workers' cache does not see those writes (e.g. -S 44
-#       -P 3 -F: worker 2 exec'd at op 39, its writes of the shared file
-#       missing for worker 0).  Turn on once inherited descriptors are the
-#       cache's.
+#       the other workers' cache does not see those writes (-S 50 -N 3000
+#       -P 3 -F under --memory 2M: worker 1 forks at op 0, and at op 4
+#       its pwritev of the shared file, through a descriptor the kernel's
+#       since the fork, leaves fstat at 2519 bytes where the model and the
+#       other workers' cache have 9233).  Turn on once inherited
+#       descriptors are the cache's.
 #   PC_EXERCISER_PAST_EOF=1  -E: copy_file_range, sendfile and splice from
 #       ranges reaching past the source's end (copy_file_range copies
 #       bytes past EOF: -S 1 -N 5000 -E under --memory 2M, op 3087 copies
