@@ -4,6 +4,9 @@
 #   make run        the default benchmark suite, then the comparison
 #   make test       the test suite (build/test: -O2, asserts, lock checks)
 #   make check      the test suite, then again under ASan+UBSan and TSan
+#   make soak       MINUTES=N (5): tests/exerciser.c under pagecache exec
+#                   with fresh seeds for N minutes, each seed printed,
+#                   stopping at the first failure (tests/soak_exerciser.sh)
 #   make install    PREFIX=/usr/local: header, libraries, the preload
 #                   library, pkg-config file, the command, its man pages
 #
@@ -64,7 +67,7 @@ TESTS     := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_SO  := $(BUILD)/libpagecache-preload.so
 
-.PHONY: all lib tools tests test check run deps install clean FORCE
+.PHONY: all lib tools tests test check soak run deps install clean FORCE
 # deps first, then the build: under -j the two would run side by side and a
 # fresh machine compile before liburing's header is there.
 all: deps
@@ -146,9 +149,10 @@ $(PRELOAD_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o \
 	@$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -Wl,-rpath,$(abspath $(BUILD)) \
 	      $(PRELOAD_SO) -lpthread -lcmocka
 
-# Plain programs tests/test_exec.sh and tests/test_copy.sh run with and
-# without the shim.
-HELPERS := $(BUILD)/tests/preload_helper $(BUILD)/tests/copy_helper
+# Plain programs tests/test_exec.sh, tests/test_copy.sh and
+# tests/test_exerciser.sh (and make soak) run with and without the shim.
+HELPERS := $(BUILD)/tests/preload_helper $(BUILD)/tests/copy_helper \
+           $(BUILD)/tests/exerciser
 $(HELPERS): $(BUILD)/tests/%: $(BUILD)/tests/%.o
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $<
@@ -167,6 +171,12 @@ check: deps
 	@$(MAKE) --no-print-directory V=tsan tests
 	@PC_SANITIZER=tsan TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
 	 tests/run.sh build/tsan
+
+MINUTES ?= 5
+soak: deps
+	@$(MAKE) --no-print-directory V=test build/test/pagecache \
+	 build/test/libpagecache-preload.so build/test/tests/exerciser
+	@tests/soak_exerciser.sh build/test $(MINUTES)
 
 run: deps
 	@$(MAKE) --no-print-directory V=release tools

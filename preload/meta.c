@@ -9,7 +9,10 @@
  *                           starts writeback, which the cache's flusher does
  *   syncfs, sync            the whole cache, then the kernel's
  *   ftruncate, truncate     through the cache when it holds the file (its
- *                           pages past the end go, dirty or not)
+ *                           pages past the end go, dirty or not); truncate
+ *                           through a writable description of ours when
+ *                           there is one, so that no open/close drops the
+ *                           program's record locks
  *   fallocate,              pc_fallocate (posix_fallocate falls back to
  *   posix_fallocate         growing the size where fallocate is refused)
  *   posix_fadvise,          pc_fadvise
@@ -97,9 +100,43 @@ static int truncate_fd(struct shim_ofd *o, off_t len)
  * truncate(2) of a file the cache holds: through a descriptor of ours.
  * SHIM_PASS for any other file (errno as it was): the kernel's.
  */
+/*
+ * A description of ours of the file @st names, open for writing, with a
+ * reference; NULL if none.  A scan of the fd table: truncate(2) by path
+ * is rare.
+ */
+static struct shim_ofd *writable_ofd_of(const struct stat *st)
+{
+	unsigned span = shim_fdt_span();
+
+	for (unsigned fd = 0; fd < span; fd++) {
+		struct shim_ofd *o = shim_ofd_get((int)fd);
+
+		if (!o)
+			continue;
+		if (o->dev == st->st_dev && o->ino == st->st_ino &&
+		    shim_can_write(atomic_load(&o->flags)))
+			return o;
+		shim_ofd_put(o);
+	}
+	return NULL;
+}
+
+/*
+ * truncate(2) of a file the cache holds.  Through a writable description
+ * of ours when there is one, opening nothing: a close(2) of any descriptor
+ * of a file drops every record lock the process holds on it, so the open
+ * and close below would drop the program's fcntl locks, which the kernel's
+ * truncate keeps (the exerciser's workers lost their write lock so).  The
+ * kernel's permission check then is faccessat's (EACCES, EROFS; a running
+ * executable's ETXTBSY is not seen).  A process with no writable
+ * description of the file holds no write lock on it; one holding read
+ * locks through read-only ones still loses them.
+ */
 static int truncate_path(const char *path, off_t len)
 {
 	pc_cache *c = cache_now();
+	struct shim_ofd *o;
 	struct stat st;
 	pc_file *f;
 	int fd, r, saved = errno;
@@ -108,6 +145,18 @@ static int truncate_path(const char *path, off_t len)
 	    LIB(pc_cache_stat(c, &st)) != 0) {
 		errno = saved;
 		return SHIM_PASS;
+	}
+	o = writable_ofd_of(&st);
+	if (o) {
+		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0)
+			r = -errno;
+		else
+			r = LIB(pc_ftruncate(o->file, len));
+		shim_ofd_put(o);
+		if (r)
+			return (int)shim_fail(r);
+		errno = saved;
+		return 0;
 	}
 	fd = REAL(open)(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)

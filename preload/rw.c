@@ -26,8 +26,11 @@
  * The kernel's checks and errnos, in its order: EBADF for the wrong access
  * mode, EINVAL for a bad iovec count or a negative offset, EFAULT for a
  * NULL buffer with a length, EOPNOTSUPP for RWF flags it does not know (and
- * for RWF_NOWAIT and RWF_ATOMIC, which a buffered file refuses the same
- * way); counts are cut to the kernel's largest transfer (MAX_RW_COUNT).
+ * for a write's RWF_NOWAIT and RWF_ATOMIC, which a buffered ext4 file
+ * refuses the same way); counts are cut to the kernel's largest transfer
+ * (MAX_RW_COUNT).  A read's RWF_NOWAIT copies what the cache holds from
+ * the offset on, and is -EAGAIN when its first page is not cached (the
+ * kernel's filemap_read under IOCB_NOWAIT).
  * What cannot be done the kernel's way: a buffer pointing at unmapped
  * memory faults in the shim (the copy is ours) instead of giving EFAULT.
  *
@@ -238,7 +241,8 @@ static ssize_t at_write(struct shim_ofd *o, int fd, const void *buf, size_t n,
 	return at_writev(o, fd, &iov, 1, off, 0);
 }
 
-/* RWF_* of preadv2/pwritev2 as PC_RW_*; -EOPNOTSUPP for the refused. */
+/* RWF_* of preadv2/pwritev2 as PC_RW_*; -EOPNOTSUPP for the refused
+ * (RWF_NOWAIT here is a write's: a read's is taken off first). */
 static int rwf_flags(int flags)
 {
 	int pc = 0;
@@ -256,14 +260,96 @@ static int rwf_flags(int flags)
 	return pc;
 }
 
+/*
+ * How many of @want bytes at @off are in pages the cache holds uptodate,
+ * counted from the first (pc_get_page's PC_GET_NOWAIT, page by page, up
+ * to the size): what a RWF_NOWAIT read may copy.
+ */
+static size_t cached_prefix(pc_file *f, off_t off, size_t want)
+{
+	off_t size = LIB(pc_size(f)), end = off + (off_t)want, at = off;
+
+	if (end > size)
+		end = size;
+	while (at < end) {
+		uint64_t index = (uint64_t)at / 4096;
+		pc_page *p;
+
+		if (LIB(pc_get_page(f, index, PC_GET_NOWAIT, &p)) != 0)
+			break;
+		shim_internal++;	/* LIB() of a void call */
+		pc_put_page(p);
+		shim_internal--;
+		at = (off_t)(index + 1) * 4096;
+	}
+	return at > end ? (size_t)(end - off) : (size_t)(at - off);
+}
+
+/*
+ * A read with RWF_NOWAIT, as the kernel's filemap_read under IOCB_NOWAIT:
+ * what the cached pages from *@pos on hold, or -EAGAIN when the first is
+ * not cached (0 at and past the end).  A page reclaimed between the look
+ * and the copy is read in, waiting: the data is right either way.
+ */
+static ssize_t readv_nowait(struct shim_ofd *o, const struct iovec *iov, int cnt,
+			    off_t *pos)
+{
+	struct iovec *cut, *v;
+	size_t total = 0, n, left;
+	ssize_t r;
+	int k;
+
+	if (!shim_can_read(atomic_load(&o->flags)))
+		return shim_fail(-EBADF);
+	if ((r = iov_check(iov, cnt, &cut)) < 0)
+		return shim_fail(r);
+	k = (int)r;
+	v = malloc((size_t)(k ? k : 1) * sizeof(*v));
+	if (!v || *pos < 0) {
+		r = v ? -EINVAL : -ENOMEM;
+		free(v);
+		free(cut);
+		return shim_fail(r);
+	}
+	memcpy(v, cut ? cut : iov, (size_t)k * sizeof(*v));
+	free(cut);
+	for (int i = 0; i < k; i++)
+		total += v[i].iov_len;
+	n = cached_prefix(o->file, *pos, total);
+	if (n == 0 && total && *pos < LIB(pc_size(o->file))) {
+		free(v);
+		return shim_fail(-EAGAIN);
+	}
+	left = n;
+	for (int i = 0; i < k; i++) {	/* the iovec cut to the cached bytes */
+		if (v[i].iov_len > left)
+			v[i].iov_len = left;
+		left -= v[i].iov_len;
+	}
+	r = shim_ofd_readv(o, v, k, pos);
+	free(v);
+	return r;
+}
+
 static ssize_t readv2(struct shim_ofd *o, int fd, const struct iovec *iov,
 		      int cnt, off_t off, int flags)
 {
-	int pc = rwf_flags(flags);
+	bool nowait = flags & RWF_NOWAIT;
+	int pc = rwf_flags(flags & ~RWF_NOWAIT);
+	ssize_t r;
 
 	if (pc < 0)
 		return shim_fail(pc);
-	return off == -1 ? pos_readv(o, fd, iov, cnt) : at_readv(o, iov, cnt, off);
+	if (!nowait)
+		return off == -1 ? pos_readv(o, fd, iov, cnt)
+				 : at_readv(o, iov, cnt, off);
+	if (off != -1)
+		return readv_nowait(o, iov, cnt, &off);
+	if (pos_begin(o, fd, &off))
+		return -1;
+	r = readv_nowait(o, iov, cnt, &off);
+	pos_end(o, fd, off, r > 0);
+	return r;
 }
 
 static ssize_t writev2(struct shim_ofd *o, int fd, const struct iovec *iov,

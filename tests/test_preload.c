@@ -109,9 +109,9 @@ static void test_errno_as_kernel(void **state)
 	e = posix_fadvise(rw, 0, -1, POSIX_FADV_NORMAL);
 	assert_int_equal(syscall(SYS_fadvise64, rw, 0L, -1L, POSIX_FADV_NORMAL), -1);
 	assert_int_equal(e, errno);
-	/* What the shim refuses as a buffered file does, documented. */
+	/* What the shim refuses as a buffered ext4 file does, documented. */
 	errno = 0;
-	assert_int_equal(preadv2(rw, &iov, 1, 0, RWF_NOWAIT), -1);
+	assert_int_equal(pwritev2(rw, &iov, 1, 0, RWF_NOWAIT), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
 	/* errno is left alone by calls that succeed. */
 	errno = 4242;
@@ -127,6 +127,48 @@ static void test_errno_as_kernel(void **state)
 	close(ro);
 	close(wo);
 	close(rw);
+}
+
+/*
+ * preadv2(RWF_NOWAIT), as the kernel's on a buffered file: what the cached
+ * pages hold from the offset on, EAGAIN when the first is not cached, 0 at
+ * the end; at offset -1 the position moves by the count.  The shim refused
+ * it with EOPNOTSUPP (tests/exerciser.c's plain run reads it from ext4).
+ */
+static void test_preadv2_nowait(void **state)
+{
+	char buf[3 * 4096], back[3 * 4096];
+	struct iovec iov[2] = { { back, 5000 }, { back + 5000, sizeof(back) - 5000 } };
+	int fd = open_rw("nowait");
+
+	(void)state;
+	fill(buf, sizeof(buf), 9);
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 0), sizeof(buf));
+	assert_int_equal(preadv2(fd, iov, 2, 0, RWF_NOWAIT), sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	assert_int_equal(preadv2(fd, iov, 2, sizeof(buf), RWF_NOWAIT), 0);
+	/* Pages 1 and 2 written back and dropped: a prefix, then EAGAIN. */
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 4096, 2 * 4096, POSIX_FADV_DONTNEED), 0);
+	memset(back, 0, sizeof(back));
+	assert_int_equal(preadv2(fd, iov, 2, 100, RWF_NOWAIT), 4096 - 100);
+	assert_memory_equal(back, buf + 100, 4096 - 100);
+	errno = 0;
+	assert_int_equal(preadv2(fd, iov, 2, 4096, RWF_NOWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* At the position: moved by what was read, not by an EAGAIN. */
+	assert_int_equal(lseek(fd, 4000, SEEK_SET), 4000);
+	assert_int_equal(preadv2(fd, iov, 2, -1, RWF_NOWAIT), 96);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 4096);
+	assert_int_equal(preadv2(fd, iov, 2, -1, RWF_NOWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 4096);
+	/* Read in by a plain read (page 2 too, by readahead): cached again. */
+	assert_int_equal(pread(fd, back, 4096, 4096), 4096);
+	assert_int_equal(preadv2(fd, iov, 2, -1, RWF_NOWAIT), 2 * 4096);
+	assert_memory_equal(back, buf + 4096, 2 * 4096);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), sizeof(buf));
+	assert_int_equal(close(fd), 0);
 }
 
 static void test_dup_shares_offset(void **state)
@@ -569,6 +611,48 @@ static void test_record_locks_kept(void **state)
 }
 
 /*
+ * truncate(2) by path keeps the program's record locks, as the kernel's
+ * does: the shim truncates through the program's own writable description
+ * instead of opening and closing one (a close drops every record lock of
+ * the process on the file).  Found by tests/exerciser.c -P: its workers
+ * lost the write lock on their shared file at a truncate.
+ */
+static void test_truncate_path_locks_kept(void **state)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 0, .l_len = 100 };
+	char buf[10000], back[10000];
+	int fd = open_rw("trunclocks");
+	struct stat st;
+
+	(void)state;
+	fill(buf, sizeof(buf), 5);
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 0), sizeof(buf));
+	assert_int_equal(fcntl(fd, F_SETLK, &fl), 0);
+	assert_true(locked_elsewhere("trunclocks"));
+	assert_int_equal(truncate(path("trunclocks"), 5000), 0);
+	assert_true(locked_elsewhere("trunclocks"));
+	assert_int_equal(shim_size(fd), 5000);
+	assert_int_equal(raw_size(fd), 5000);
+	assert_int_equal(pread(fd, back, sizeof(back), 0), 5000);
+	assert_memory_equal(back, buf, 5000);
+	assert_int_equal(truncate(path("trunclocks"), 9000), 0);	/* grown: zeros */
+	assert_int_equal(pread(fd, back, sizeof(back), 0), 9000);
+	assert_memory_equal(back, buf, 5000);
+	memset(buf, 0, 4000);
+	assert_memory_equal(back + 5000, buf, 4000);
+	assert_true(locked_elsewhere("trunclocks"));
+	/* The kernel's errnos still: a missing file, a negative length. */
+	assert_int_equal(truncate(path("trunclocks-none"), 0), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(truncate(path("trunclocks"), -1), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 9000);
+	assert_int_equal(close(fd), 0);
+}
+
+/*
  * A child made by a bare clone(2) (no fork handler runs) that exits
  * through the shim's _exit leaves the parent's cache alone: its copy is
  * mid-flight, without the threads that finish its I/O (a flush there hung
@@ -623,6 +707,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_copies_by_syscall),
 		cmocka_unit_test(test_threads_churn),
 		cmocka_unit_test(test_record_locks_kept),
+		cmocka_unit_test(test_truncate_path_locks_kept),
+		cmocka_unit_test(test_preadv2_nowait),
 		cmocka_unit_test(test_bare_clone_exit),
 	};
 
