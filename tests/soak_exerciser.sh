@@ -5,10 +5,9 @@
 # stops it with the exerciser's report (op log, first differing offset, the
 # command that replays it).  The runs take turns among shared caches of 1M,
 # 2M and 8M, --private, files of 1 or 2 MiB, one process or three workers
-# (-P 3); -F (fork and exec) in a single process.  The modes that wait for
-# fixes elsewhere are added by the same variables as test_exerciser.sh's:
-# PC_EXERCISER_CROSS=1 (-P 3 -F on a shared cache), PC_EXERCISER_PAST_EOF=1
-# (-E).  Not a test of the suite: it runs for minutes.
+# (-P 3 -F), -F (fork and exec) in a single process, copies from past
+# the source's end (-E) in every run.  Not a test of the suite: it runs
+# for minutes.
 set -u
 build=${1:?usage: tests/soak_exerciser.sh BUILD_DIR MINUTES}
 minutes=${2:-5}
@@ -20,8 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 end=$(( $(date +%s) + minutes * 60 ))
 mems=(1M 2M 8M)
 n=0
-extra=""
-[ "${PC_EXERCISER_PAST_EOF:-0}" = 1 ] && extra="-E"
+extra="-E"
 echo "soak: $minutes minutes of exerciser runs ($ops ops each)"
 while [ "$(date +%s)" -lt "$end" ]; do
 	seed=$(( ($(date +%s%N) / 1000 + n * 7919) % 1000000007 ))
@@ -31,8 +29,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	opts="$extra"
 	[ $((n % 2)) = 1 ] && opts="$opts -L 2097152 -l 524288"
 	if [ $((n % 4)) = 3 ]; then
-		opts="$opts -P 3"
-		[ "${PC_EXERCISER_CROSS:-0}" = 1 ] && opts="$opts -F"
+		opts="$opts -P 3 -F"
 		[ "$cache" = "--private" ] && cache="--cache soak$mem-$$"	# a shared file wants one cache
 	elif [ $((n % 3)) = 1 ]; then
 		opts="$opts -F"
