@@ -93,8 +93,17 @@ bool pc__mapping_tryget(struct pc_mapping *m)
 
 /*
  * Remove every page from @from on, and the shadows.  @keep_dirty (an
- * invalidation, not a truncation): pages dirty or under writeback stay,
- * the rest go; otherwise every page goes, waiting for writeback first.
+ * invalidation, not a truncation): dirty pages stay, the rest go;
+ * otherwise every page goes.  Either way a page under writeback is waited
+ * for first, and with @keep_dirty it then stays only if its write failed
+ * (wb_finish makes it dirty again before it ends PG_writeback).  A clean
+ * page under writeback is not kept: its write may have reached the disk
+ * already, its end not yet run (wb_finish moves the tag and the counters,
+ * then ends PG_writeback), so the caller's wait for writeback (by the tag)
+ * and has_dirty (by the counters) both passed it - and pc_fallocate's
+ * collapse or insert range then left it at its old index with the data
+ * the shift moved away (tests/exerciser.c, test_coherence's
+ * fallocate_writeback_ending).
  */
 static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 {
@@ -138,13 +147,19 @@ static void drop_pages(struct pc_mapping *m, uint64_t from, bool keep_dirty)
 					busy++;
 					continue;
 				}
-				if (keep_dirty && (page_test(p, PG_dirty) ||
-						   page_test(p, PG_writeback))) {
+				if (keep_dirty && page_test(p, PG_dirty)) {
 					pc__unlock_page(&c->wait, p);
 					pc__put_page(c, p);
 					continue;
 				}
+				/* Locked: no one dirties it again meanwhile. */
 				pc__wait_on_page_bit(&c->wait, p, PG_writeback);
+				if (keep_dirty && page_test(p, PG_dirty)) {
+					/* Its write failed: dirty again. */
+					pc__unlock_page(&c->wait, p);
+					pc__put_page(c, p);
+					continue;
+				}
 				pc__account_page_cleaned(m, p);
 				page_clear(p, PG_reclaim);
 				page_clear(p, PG_dropbehind);

@@ -555,6 +555,13 @@ int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 typedef void pc__test_insert_fn(struct pc_mapping *m, struct pc_page *p,
 				uint64_t index);
 extern pc__test_insert_fn *_Atomic pc__test_insert_hook;
+/*
+ * Tests (debug builds): called by wb_finish (writeback.c) for each write
+ * that ended, with its first page, where PC_PARK_WB_ENDING parks: the tag
+ * and the counters moved, PG_writeback still on.  NULL: none.
+ */
+typedef void pc__test_wb_ending_fn(struct pc_page *p);
+extern pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;
 #ifdef PC_DEBUG
 static inline void pc__test_before_insert(struct pc_mapping *m,
 					  struct pc_page *p, uint64_t index)
@@ -577,7 +584,8 @@ static inline void pc__test_before_insert(struct pc_mapping *m,
 void pc__delete_from_page_cache_locked(struct pc_mapping *m,
 				       struct pc_page *p, void *shadow);
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
-/* Drop every clean page (dirty and writeback pages stay); i_rwsem held. */
+/* Drop every clean page, waiting for those under writeback (dirty pages,
+ * and those whose write failed, stay); i_rwsem held. */
 void pc__invalidate_pages(struct pc_mapping *m);
 
 /* readpage.c */

@@ -327,6 +327,15 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		atomic_store_explicit(&pages[i]->io_pid, own | PC_IO_ENDED,
 				      memory_order_release);
 	PC_PARK(PC_PARK_WB_ENDING);
+#ifdef PC_DEBUG
+	{
+		pc__test_wb_ending_fn *fn = atomic_load_explicit(
+			&pc__test_wb_ending_hook, memory_order_acquire);
+
+		if (fn)
+			fn(pages[0]);
+	}
+#endif
 	/*
 	 * From here on the mapping and the bdi may go: only the pages.  A
 	 * page we hold locked that still belongs to @m keeps @m alive (its
@@ -619,6 +628,7 @@ static void wb_add(struct wb_ctl *w, struct pc_page *p, int64_t size)
 #define WB_EXTENTS 8
 
 _Atomic bool pc__test_no_fallocate;
+pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;	/* tests: internal.h */
 
 static void wb_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
 		      int tag, uint64_t limit)

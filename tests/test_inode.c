@@ -21,6 +21,16 @@
  *                        reported exactly once (the per-open cursor); and
  *                        the cursor's check itself, called by two threads
  *                        released together after each error, 20000 times;
+ *   fallocate_writeback_ending
+ *                        a punch hole while a write of the page is ending
+ *                        (a hook parks wb_finish where PC_PARK_WB_ENDING
+ *                        does: written, its tag and the counters moved,
+ *                        PG_writeback still on): pc_fallocate waits for
+ *                        the page and drops it, so the cache reads the
+ *                        hole's zeros as the disk does.  Kept, the page
+ *                        gave its old bytes (tests/exerciser.c: a
+ *                        collapse range, the disk right and the cache
+ *                        not);
  *   starvation           an fsync, an ftruncate and an O_APPEND write each
  *                        complete while four threads write the same file
  *                        flat out: the writers stop only when all three are
@@ -430,6 +440,98 @@ static void test_starvation(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+static struct {
+	_Atomic bool parked, release;
+} wb_ending;
+
+static void wb_ending_park(struct pc_page *p)
+{
+	(void)p;
+	atomic_store(&pc__test_wb_ending_hook, NULL);	/* once */
+	atomic_store(&wb_ending.parked, true);
+	while (!atomic_load(&wb_ending.release))
+		sched_yield();
+}
+
+struct falloc_arg {
+	pc_file *f;
+	int mode, r;
+	off_t off, len;
+	_Atomic bool done;
+};
+
+static void *fsync_thread(void *arg)
+{
+	assert_int_equal(pc_fsync(arg), 0);
+	return NULL;
+}
+
+static void *falloc_thread(void *arg)
+{
+	struct falloc_arg *a = arg;
+
+	a->r = pc_fallocate(a->f, a->mode, a->off, a->len);
+	atomic_store(&a->done, true);
+	return NULL;
+}
+
+static void test_fallocate_writeback_ending(void **state)
+{
+	const char *path = tu_path("wb_ending");
+	char buf[4 * PG], back[4 * PG], zero[PG];
+	struct falloc_arg a = { .mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				.off = PG, .len = PG };
+	struct pc_page *p0;
+	pthread_t wb, fa;
+	bool slept = false;
+	pc_cache *c;
+	int fd;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		memset(buf + i * PG, 'a' + i, PG);
+	memset(zero, 0, sizeof(zero));
+	assert_int_equal(pc_cache_create(&c, "memory=4M writeback.interval_ms=3600000"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &a.f), 0);
+	assert_int_equal(pc_pwrite(a.f, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	/* The write of the four pages parks at its end. */
+	atomic_store(&wb_ending.parked, false);
+	atomic_store(&wb_ending.release, false);
+	atomic_store(&pc__test_wb_ending_hook, wb_ending_park);
+	assert_int_equal(pthread_create(&wb, NULL, fsync_thread, a.f), 0);
+	while (!atomic_load(&wb_ending.parked))
+		sched_yield();
+	assert_int_equal(atomic_load(&a.f->mapping->nr_writeback), 0);
+	assert_int_equal(atomic_load(&a.f->mapping->nr_dirty), 0);
+	pc__tree_read_lock(&a.f->mapping->tree);
+	p0 = pc__tree_lookup(&a.f->mapping->tree, 0);	/* the mapping keeps it */
+	pc__tree_read_unlock(&a.f->mapping->tree);
+	assert_true(p0 && !pc_tree_is_value(p0));
+	assert_true(page_test(p0, PG_writeback));
+	/* The hole punched meanwhile: it waits for the page, or (the bug)
+	 * ends at once with the page kept. */
+	assert_int_equal(pthread_create(&fa, NULL, falloc_thread, &a), 0);
+	while (!atomic_load(&a.done) && !(slept = page_test(p0, PG_waiters)))
+		sched_yield();
+	atomic_store(&wb_ending.release, true);
+	assert_int_equal(pthread_join(fa, NULL), 0);
+	assert_int_equal(pthread_join(wb, NULL), 0);
+	assert_int_equal(a.r, 0);
+	/* The disk has the hole; the cache must too. */
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	close(fd);
+	assert_memory_equal(back + PG, zero, PG);
+	assert_int_equal(pc_pread(a.f, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	assert_memory_equal(back, buf, PG);
+	assert_memory_equal(back + PG, zero, PG);
+	assert_memory_equal(back + 2 * PG, buf + 2 * PG, 2 * PG);
+	assert_true(slept);	/* it waited for the write's end */
+	assert_int_equal(pc_close(a.f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +541,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty_trunc),
 		cmocka_unit_test(test_fsync_errors_once),
 		cmocka_unit_test(test_cursor_race),
+		cmocka_unit_test(test_fallocate_writeback_ending),
 		cmocka_unit_test(test_starvation),
 	};
 
