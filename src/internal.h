@@ -563,6 +563,21 @@ extern pc__test_insert_fn *_Atomic pc__test_insert_hook;
 typedef void pc__test_wb_ending_fn(struct pc_page *p);
 extern pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;
 #ifdef PC_DEBUG
+static inline void pc__test_wb_ending(struct pc_page *p)
+{
+	pc__test_wb_ending_fn *fn = atomic_load_explicit(&pc__test_wb_ending_hook,
+							 memory_order_acquire);
+
+	if (fn)
+		fn(p);
+}
+#else
+static inline void pc__test_wb_ending(struct pc_page *p)
+{
+	(void)p;
+}
+#endif
+#ifdef PC_DEBUG
 static inline void pc__test_before_insert(struct pc_mapping *m,
 					  struct pc_page *p, uint64_t index)
 {

@@ -327,15 +327,7 @@ static void wb_finish(struct pc_mapping *m, struct pc_page **pages,
 		atomic_store_explicit(&pages[i]->io_pid, own | PC_IO_ENDED,
 				      memory_order_release);
 	PC_PARK(PC_PARK_WB_ENDING);
-#ifdef PC_DEBUG
-	{
-		pc__test_wb_ending_fn *fn = atomic_load_explicit(
-			&pc__test_wb_ending_hook, memory_order_acquire);
-
-		if (fn)
-			fn(pages[0]);
-	}
-#endif
+	pc__test_wb_ending(pages[0]);
 	/*
 	 * From here on the mapping and the bdi may go: only the pages.  A
 	 * page we hold locked that still belongs to @m keeps @m alive (its
