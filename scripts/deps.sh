@@ -9,7 +9,7 @@ need=(gcc make pkg-config liburing-dev libcmocka-dev libjansson-dev
       sysbench			# the lab's sysbench-rndrw and -seqwr
       # PostgreSQL's server and client (postgres, initdb, pg_ctl, pgbench,
       # pg_amcheck), for tests/mp_coherence.py postgres and the lab's
-      # pgbench-tpcb; Debian puts them in /usr/lib/postgresql/NN/bin
+      # pgbench-* workloads; Debian puts them in /usr/lib/postgresql/NN/bin
       postgresql postgresql-client)
 missing=()
 for p in "${need[@]}"; do

@@ -1,9 +1,17 @@
 /*
- * tools/bench/wl_pgbench.c - pgbench-tpcb: PostgreSQL (Debian's server and
- * pgbench, unmodified), a server of many processes, under pgbench's
- * TPC-B-like load on data of about 4 x B (docs/workloads.md, "Real
- * programs"; program.c runs it under each engine).  Not in the suite: it
- * takes minutes (a cluster of 4 x B made, then copied for each
+ * tools/bench/wl_pgbench.c - PostgreSQL (Debian's server and pgbench,
+ * unmodified), a server of many processes, under pgbench's loads
+ * (docs/workloads.md, "Real programs"; program.c runs them under each
+ * engine):
+ *
+ *   pgbench-tpcb      TPC-B-like (pgbench's default script), data 4 x B
+ *   pgbench-ro        select-only (-S), data 4 x B: most reads miss
+ *   pgbench-ro-fit    select-only, data B / 2: every read hits once warm,
+ *                     so what a hit costs is what shows
+ *
+ * The three differ only in two parameters, "data_pct" (the cluster's size
+ * in percent of B) and "select_only"; the rest is one code.  Not in the
+ * suite: each takes minutes (a cluster made, then copied for each
  * repetition); tests/test_mp_coherence.sh runs PostgreSQL under
  * `pagecache exec` in make test.
  *
@@ -16,10 +24,10 @@
  * file (made beforehand: `pagecache exec`, still root, only empties it)
  * and the live records' folder.
  *
- * The cluster, made once per run and budget (program.c) in <prep>/data,
- * outside any cache: initdb -k (data checksums), then pgbench -i -s S,
- * S = 4 x B / ACCOUNT_BYTES (a scale unit is 100000 accounts, 15 MiB
- * with their index).  The server runs with small shared_buffers
+ * The cluster, made once per run, workload and budget (program.c) in
+ * <prep>/data, outside any cache: initdb -k (data checksums), then
+ * pgbench -i -s S, S = data_pct / 100 x B / ACCOUNT_BYTES rounded up (a
+ * scale unit is 100000 accounts, 15 MiB with their index).  The server runs with small shared_buffers
  * (SHARED_BUFFERS), so that the file layer is the cache that matters, as
  * it is for a PostgreSQL that leaves the memory to the OS; no TCP, its
  * socket in the repetition's folder; its log there (postgres.log).
@@ -32,7 +40,8 @@
  * transactions a client, their report to pgbench-warm.out; then `touch
  * steady`, the file that ends the lab's warm-up: program.c), `pgbench -n
  * -c 4 -j 2 -T D` (-n: no vacuum, which would also empty
- * pgbench_history), the bank's sums, a fast shutdown.  It runs
+ * pgbench_history; -S as well, warm-up included, for select_only), the
+ * bank's sums, a fast shutdown.  It runs
  * on the repetition's own copy of the cluster (copy_cluster), so that
  * every engine starts from the same data and a run that broke its copy
  * (pagecache today) breaks no other.
@@ -41,7 +50,8 @@
  * "latency average = X ms", "number of transactions actually processed:
  * N".  The sums, one line "pcb-sums N A T B H": N history rows, the sums
  * of the accounts', tellers' and branches' balances and of the history's
- * deltas.  A run whose sums differ is an error, not a figure.
+ * deltas.  A run whose sums differ is an error, not a figure (a
+ * select-only run changes nothing: every sum stays 0, and must).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,16 +77,38 @@
 #define PG_USER		"postgres"
 #define SOCKET_MAX	107		/* sun_path, with ".s.PGSQL.5432" */
 
-static void params(struct pcb_params *p, const struct pcb_opts *o)
+/* The cluster of @data_pct percent of B; pgbench's default script, or
+ * its select-only one. */
+static void params(struct pcb_params *p, const struct pcb_opts *o,
+		   unsigned data_pct, bool select_only)
 {
+	uint64_t data = o->budget * data_pct / 100;
+
 	pcb_param_set(p, "budget", (int64_t)o->budget);
-	pcb_param_set(p, "scale", (int64_t)((4 * o->budget + ACCOUNT_BYTES - 1) /
+	pcb_param_set(p, "data_pct", data_pct);
+	pcb_param_set(p, "select_only", select_only);
+	pcb_param_set(p, "scale", (int64_t)((data + ACCOUNT_BYTES - 1) /
 					    ACCOUNT_BYTES));
 	pcb_param_set(p, "clients", CLIENTS);
 	pcb_param_set(p, "threads", THREADS);
 	pcb_param_set(p, "max_wal_size", MAX_WAL_SIZE);
 	pcb_param_set(p, "warmup_rows", (int64_t)(o->budget / ACCOUNT_ROW_BYTES));
 	pcb_param_set(p, "warmup_transactions", WARMUP_TX);
+}
+
+static void params_tpcb(struct pcb_params *p, const struct pcb_opts *o)
+{
+	params(p, o, 400, false);
+}
+
+static void params_ro(struct pcb_params *p, const struct pcb_opts *o)
+{
+	params(p, o, 400, true);
+}
+
+static void params_ro_fit(struct pcb_params *p, const struct pcb_opts *o)
+{
+	params(p, o, 50, true);
 }
 
 static uint64_t disk(const struct pcb_params *p)
@@ -134,20 +166,22 @@ static const char *const make_script =
 	"exit $rc\n";
 
 /* A repetition: secs=, clients=, threads=, warm_rows= (0: no warm-up),
- * warm_tx=. */
+ * warm_tx=, script= (pgbench's option naming its script: "-S" or "-n",
+ * which -n already is, for the default one). */
 static const char *const run_script =
 	SCRIPT_START
 	"start \"$@\"\n"
 	"if [ \"$warm_rows\" -gt 0 ]; then\n"
 	"  psql -X -A -t -q -c \"SELECT sum(abalance) FROM pgbench_accounts "
 	"WHERE aid <= $warm_rows\" >/dev/null 2>pgbench.log &&\n"
-	"  pgbench -n -c \"$clients\" -j \"$threads\" -t \"$warm_tx\" "
+	"  pgbench -n \"$script\" -c \"$clients\" -j \"$threads\" -t \"$warm_tx\" "
 	">pgbench-warm.out 2>>pgbench.log || { rc=$?; stop; cat pgbench.log >&2; "
 	"exit $rc; }\n"
 	"  touch " STEADY_FILE "\n"
 	"fi\n"
 	"[ -z \"$stopping\" ] || { stop; exit 130; }\n"
-	"pgbench -n -c \"$clients\" -j \"$threads\" -T \"$secs\" 2>pgbench.log &\n"
+	"pgbench -n \"$script\" -c \"$clients\" -j \"$threads\" -T \"$secs\" "
+	"2>pgbench.log &\n"
 	"bench=$!\n"
 	"wait $bench; rc=$?; bench=\n"
 	"[ $rc -ne 0 ] || psql -X -A -t -q -F ' ' -c \"SELECT 'pcb-sums', "
@@ -358,6 +392,7 @@ static int run(struct pcb_run *r)
 	pcb_arg(&a, "warm_rows=%lld", pcb_warming(r) ?
 		(long long)pcb_param(r->par, "warmup_rows") : 0ll);
 	pcb_arg(&a, "warm_tx=%lld", (long long)pcb_param(r->par, "warmup_transactions"));
+	pcb_arg(&a, "script=%s", pcb_param(r->par, "select_only") ? "-S" : "-n");
 	server_args(r, &a);
 	p.argv = a.v;
 	if (pcb_warming(r))
@@ -398,7 +433,41 @@ PCB_WORKLOAD(pgbench_tpcb) = {
 	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
 		     "or the kernel's page cache only",
 	.warmup = "a scan of B of the accounts, then 25 transactions a client",
-	.params = params,
+	.params = params_tpcb,
+	.disk = disk,
+	.prepare = copy_cluster,
+	.run = run,
+	.program = { "pgbench", "postgresql", make_cluster },
+};
+
+PCB_WORKLOAD(pgbench_ro) = {
+	.name = "pgbench-ro",
+	.group = "pgbench",
+	.what = "PostgreSQL: pgbench select-only, 4 clients, a 4xB cluster",
+	.metric = "transactions/s",
+	.timed = true,
+	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
+	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
+		     "or the kernel's page cache only",
+	.warmup = "a scan of B of the accounts, then 25 selects a client",
+	.params = params_ro,
+	.disk = disk,
+	.prepare = copy_cluster,
+	.run = run,
+	.program = { "pgbench", "postgresql", make_cluster },
+};
+
+PCB_WORKLOAD(pgbench_ro_fit) = {
+	.name = "pgbench-ro-fit",
+	.group = "pgbench",
+	.what = "PostgreSQL: pgbench select-only, 4 clients, a B/2 cluster",
+	.metric = "transactions/s",
+	.timed = true,
+	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
+	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
+		     "or the kernel's page cache only",
+	.warmup = "a scan of the accounts, then 25 selects a client",
+	.params = params_ro_fit,
 	.disk = disk,
 	.prepare = copy_cluster,
 	.run = run,
