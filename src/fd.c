@@ -16,30 +16,67 @@
  * protects these descriptors from the program's close (it sees them
  * created through its wrappers of open(2) and fcntl(2)).
  *
- * No state, no lock: safe from any thread.
+ * The soft limit is read once and kept (an open of a file costs a
+ * descriptor move or two, and a getrlimit(2) each was a tenth of the
+ * system calls SQLite's commit adds): read again when the kept one no
+ * longer holds, F_DUPFD's EINVAL (the limit was lowered under the base),
+ * and every REREAD_EVERY moves, so a raised limit is seen soon.  A stale
+ * limit costs only where the descriptor lands, never correctness: the
+ * kernel checks the real one.
+ *
+ * One atomic, no lock: safe from any thread.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "base.h"
 
 #define FD_HIGH_BASE 4096
+#define REREAD_EVERY 256
+
+static _Atomic uint64_t soft_limit;	/* the last read; 0: none yet */
+static _Atomic unsigned moves;
+
+/* RLIMIT_NOFILE's soft limit, read again if @fresh; 0 if unknown. */
+static uint64_t nofile(bool fresh)
+{
+	uint64_t lim = atomic_load_explicit(&soft_limit, memory_order_relaxed);
+	struct rlimit rl;
+
+	if (lim && !fresh)
+		return lim;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	lim = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	atomic_store_explicit(&soft_limit, lim, memory_order_relaxed);
+	return lim;
+}
 
 int pc__fd_high(int fd)
 {
-	struct rlimit rl;
-	rlim_t base;
-	int hi, saved = errno;
+	bool fresh = atomic_fetch_add_explicit(&moves, 1, memory_order_relaxed) %
+		     REREAD_EVERY == REREAD_EVERY - 1;
+	int saved = errno;
 
-	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return fd;
-	base = pc_min(rl.rlim_cur / 2, (rlim_t)FD_HIGH_BASE);
-	if ((rlim_t)fd >= base)
-		return fd;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
-	if (hi >= 0)
-		close(fd);
+	for (int tries = 0; fd >= 0 && tries < 2; tries++, fresh = true) {
+		uint64_t lim = nofile(fresh);
+		uint64_t base = pc_min(lim / 2, (uint64_t)FD_HIGH_BASE);
+		int hi;
+
+		if (!lim || (uint64_t)fd >= base)
+			break;
+		hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+		if (hi >= 0) {
+			close(fd);
+			fd = hi;
+			break;
+		}
+		if (errno != EINVAL)	/* EMFILE: nothing free up there */
+			break;
+	}
 	errno = saved;
-	return hi >= 0 ? hi : fd;
+	return fd;
 }

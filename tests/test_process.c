@@ -82,6 +82,71 @@ static void test_fds_high(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/* The descriptor open on @path, or -1; the first found. */
+static int fd_of(const char *path)
+{
+	char p[300], link[512];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	int found = -1;
+
+	assert_non_null(d);
+	while (found < 0 && (e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		n = readlink(p, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (!strcmp(link, path))
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * fd.c keeps the soft limit it read: a limit lowered since is seen at
+ * the next move (F_DUPFD's EINVAL), and the descriptor lands at half the
+ * new limit, not left low.
+ */
+static void test_fds_high_limit_lowered(void **state)
+{
+	struct rlimit old, low;
+	char buf[4096], want[600];
+	pc_cache *c;
+	pc_file *f, *g;
+	int fd;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	if (old.rlim_cur < 1024)
+		skip();		/* the base would be under 512 already */
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	/* the first move: the limit is read, and kept */
+	assert_int_equal(pc_open(c, tu_path("first"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	low = old;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(pc_open(c, tu_path("second"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &g), 0);
+	memset(buf, 's', sizeof(buf));
+	assert_int_equal(pc_pwrite(g, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	assert_int_equal(pc_fsync(g), 0);
+	snprintf(want, sizeof(want), "%s", tu_path("second"));
+	fd = fd_of(want);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_true(fd >= 128 && fd < 256);
+	assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 static _Atomic int churn_stop;
 
 /* Short-lived threads that each touch the cache: their exit takes the
@@ -181,6 +246,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fds_high),
+		cmocka_unit_test(test_fds_high_limit_lowered),
 		cmocka_unit_test(test_fork_child_cache),
 	};
 
