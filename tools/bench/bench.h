@@ -310,6 +310,10 @@ int pcb_workload_find(const char *name);	/* index, or -ENOENT */
 extern const struct pcb_engine_ops pcb_engine_exec;
 /* The engine a program workload's repetition runs with, for @e. */
 const struct pcb_engine_ops *pcb_program_engine(const struct pcb_engine_ops *e);
+/* engine_exec.c: the counters of a program's --stats file ("name value"
+ * lines) added to the repetition's; the folder of its live records. */
+void pcb_exec_add_stats(struct pcb_run *r, const char *path);
+const char *pcb_exec_live_dir(const struct pcb_run *r);
 
 enum pcb_prog_mode {
 	PCB_PROG_PAGECACHE,	/* under `pagecache exec` */
