@@ -63,7 +63,7 @@
  *      (one free_lock hold), highest frame first (pc__free_batch): the
  *      free list is a stack, so the batch is handed out lowest first and
  *      a file written next gets frames side by side - its writeback
- *      requests few segments (writeback.c).  In the order the batch left
+ *      requests few segments (writeback_io.c).  In the order the batch left
  *      the LRU (oldest first, which for pages read or written in order is
  *      lowest frame first) it was handed out highest first, each 1 MiB
  *      request some 250 segments, a request split in two by a virtio disk
