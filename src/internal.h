@@ -459,6 +459,7 @@ int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
 struct pc_arena;
 /* The tree-node arena of the calling thread's node. */
 struct pc_arena *pc__node_arena(struct pc_cache *c);
+/* page_alloc.c: allocating and freeing pages */
 /*
  * A free frame, refcount 1, flags clear, from @nid (or the policy's choice
  * when -1), reclaiming as needed.  NULL after the bounded wait when nothing

@@ -1,8 +1,9 @@
 /*
  * node.h - memory nodes: struct pc_node (a slice of the budget: frames,
  * free list, watermarks, LRU lists, kswapd), and what works on one node:
- * its setup (node.c), memory faulted in ahead (populate.c), its LRU
- * lists under the lru lock (lru.c), its reclaim (vmscan.c).  Included by the files that look inside a node;
+ * its setup (node.c), its free lists (page_alloc.c), memory faulted in
+ * ahead (populate.c), its LRU lists under the lru lock (lru.c), its
+ * reclaim (vmscan.c).  Included by the files that look inside a node;
  * pages are allocated and freed through internal.h.
  */
 #ifndef PC_NODE_H
@@ -72,7 +73,7 @@ struct pc_node {
 	_Atomic bool stop;
 	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
 	_Atomic int alloc_waiters;	/* allocators in the slow path here
-					   (node.c: frees wake them) */
+					   (page_alloc.c: frees wake them) */
 	_Atomic int kswapd_active;
 	/*
 	 * Pages added to low (twice that to high) while direct reclaim keeps
@@ -109,6 +110,7 @@ int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
 /* Set @n's watermarks from its nr_frames; free_lock (or create). */
 void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/* page_alloc.c: the free lists */
 /*
  * Up to @want frames of @n off its free list at once, into @pfns in the
  * list's order (lowest first after a reclaim's batch or a new step), for
@@ -168,7 +170,7 @@ bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
  * many of the pages it looked at will become reclaimable without their
  * users' help (dirty, under writeback, locked for I/O) as opposed to
  * pinned: for the allocator those are progress to come, waited for and
- * not counted against the allocation (node.c, the retry rule).
+ * not counted against the allocation (page_alloc.c, the retry rule).
  */
 unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy);

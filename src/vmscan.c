@@ -7,8 +7,8 @@
  *     high ──────────  kswapd stops here and sleeps
  *     low  ──────────  an allocation that leaves the node here wakes kswapd
  *     min  ──────────  an allocation that finds every node it may use here
- *                      reclaims directly (pc__alloc_page, node.c, calls
- *                      pc__direct_reclaim)
+ *                      reclaims directly (pc__alloc_page, page_alloc.c,
+ *                      calls pc__direct_reclaim)
  *
  * kswapd (balance_node) shrinks its node in batches of 32 until it is above
  * high, lowering the priority only when a pass frees nothing, and sleeps
@@ -19,8 +19,8 @@
  * priority) pages a pass in batches of 32, until it has freed a batch; it
  * drains its own LRU batches first and everyone's at priority 10.  It
  * reports the pages it saw that will become reclaimable on their own
- * (dirty, under writeback, locked for I/O): node.c waits for those (not
- * counted against the allocation) where pinned ones count toward its
+ * (dirty, under writeback, locked for I/O): page_alloc.c waits for those
+ * (not counted against the allocation) where pinned ones count toward its
  * give-up.
  *
  * Watermark boost: kswapd wakes at low, but runs only when it gets a CPU;
