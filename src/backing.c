@@ -395,8 +395,8 @@ void pc__backing_release_all(struct pc_cache *c)
  * (nothing to run beside it), nor when every run lies within it.  Under
  * disk_size_lock, with the size read under it: a truncation that cut
  * the disk before we read its old size checks the disk again under that
- * lock once the cut is done (inode.c, truncate_locked) and cuts it once
- * more.  ext4's fallocate waits for the file's O_DIRECT writes in
+ * lock once the cut is done (truncate.c, pc__truncate_locked) and cuts
+ * it once more.  ext4's fallocate waits for the file's O_DIRECT writes in
  * flight: ours of this pass are not submitted yet.  Counters:
  * writeback_extends (fallocate calls), writeback_extend_truncates.
  */

@@ -600,10 +600,14 @@ static inline void pc__test_before_insert(struct pc_mapping *m,
 #endif
 void pc__delete_from_page_cache_locked(struct pc_mapping *m,
 				       struct pc_page *p, void *shadow);
+/* truncate.c */
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 /* Drop every clean page, waiting for those under writeback (dirty pages,
  * and those whose write failed, stay); i_rwsem held. */
 void pc__invalidate_pages(struct pc_mapping *m);
+/* Truncate to @len: ftruncate(2), then the cache; 0 or -errno (the cache
+ * as it was).  i_rwsem held exclusively. */
+int pc__truncate_locked(struct pc_mapping *m, off_t len);
 
 /* readpage.c */
 /*
