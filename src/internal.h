@@ -520,7 +520,7 @@ void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t);
 void pc__lru_rotate_reclaimable(struct pc_cache *c, struct pc_page *p);
 void pc__deactivate_page(struct pc_cache *c, struct pc_page *p);
 
-/* vmscan.c (reclaim of one node: node.h) */
+/* kswapd.c (reclaim of one node: vmscan.c, node.h) */
 int pc__kswapd_start(struct pc_cache *c);
 void pc__kswapd_stop(struct pc_cache *c);
 

@@ -3,8 +3,9 @@
  * free list, watermarks, LRU lists, kswapd), and what works on one node:
  * its setup (node.c), its free lists (page_alloc.c), memory faulted in
  * ahead (populate.c), its LRU lists under the lru lock (lru.c), its
- * reclaim (vmscan.c).  Included by the files that look inside a node;
- * pages are allocated and freed through internal.h.
+ * reclaim (vmscan.c) and its kswapd (kswapd.c).  Included by the files
+ * that look inside a node; pages are allocated and freed through
+ * internal.h.
  */
 #ifndef PC_NODE_H
 #define PC_NODE_H
@@ -161,10 +162,22 @@ void pc__lru_del_locked(struct pc_node *n, struct pc_page *p);
 void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail);
 
 /* vmscan.c */
-void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
-/* Ask @n's kswapd to populate ahead (populate.c) when it has nothing to
- * reclaim; false when there is no kswapd to ask. */
-bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
+#define PC_DEF_PRIORITY 12	/* a reclaim pass scans inactive >> priority */
+/* One reclaim's state (the kernel's scan_control), of kswapd or direct. */
+struct pc_scan_control {
+	struct pc_node *node;
+	bool kswapd;
+	int priority;
+	unsigned long nr_scanned;
+	unsigned long nr_reclaimed;
+	unsigned long nr_writeback_tail;	/* isolated pages under writeback */
+	unsigned long nr_dirty;		/* isolated dirty pages */
+	unsigned long nr_busy;		/* will become reclaimable by itself */
+	bool contended;
+};
+/* Shrink @n's lists by a batch at @sc's priority (its totals grow). */
+void pc__shrink_node(struct pc_cache *c, struct pc_node *n,
+		     struct pc_scan_control *sc);
 /*
  * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
  * many of the pages it looked at will become reclaimable without their
@@ -188,6 +201,12 @@ unsigned long pc__reclaim_tail(struct pc_cache *c, struct pc_node *n,
  */
 void pc__boost_for_latency(struct pc_cache *c, struct pc_node *n,
 			   uint64_t woken_at);
+
+/* kswapd.c */
+void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
+/* Ask @n's kswapd to populate ahead (populate.c) when it has nothing to
+ * reclaim; false when there is no kswapd to ask. */
+bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
 /*
  * @n is at min and its kswapd was woken or is running: wait (at most 1 ms)
  * for it to free pages before reclaiming directly; true if it did.
