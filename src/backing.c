@@ -3,7 +3,8 @@
  * fd (O_DIRECT where the filesystem takes it) and its buffered twin for
  * the sub-block tail of the file, both opened from an opener's descriptor;
  * kept by closed mappings only within a budget; let go under descriptor
- * pressure.  Each is close-on-exec and moved out of the program's way
+ * pressure; and the file's end on the disk moved out ahead of writeback.
+ * Each descriptor is close-on-exec and moved out of the program's way
  * (fd.c: pc__fd_high).
  *
  * A closed file must not cost the program its descriptors (the kernel
@@ -11,7 +12,7 @@
  *
  *   open mapping            holds pc__bk(m)->fd, and pc__bk(m)->tail_fd once a tail that
  *                           is not a whole block was written, or a commit's
- *                           few pages were staged through it (writeback.c),
+ *                           few pages were staged through it (sync.c),
  *                           or the program was about to lock the file
  *                           (pc_lock_prepare)
  *   closed, within budget   keeps them: opening it again costs no open(2)
@@ -60,9 +61,20 @@
  * uses them then, and no one can start to without mappings_lock (lookups,
  * opens, which attach new ones first) or the dirty list (the flusher).
  *
+ * The file's end on the disk, ahead of a pass's writes: before a
+ * writeback pass's O_DIRECT requests in flight together reach past the
+ * file's end on the disk (m->seen.size), that part is allocated once
+ * (pc__backing_extend, at the end of this file: fallocate(2) per run of
+ * pages, up to the file's size; ftruncate(2) where there is no
+ * fallocate), so that no request extends the file: ext4 serialises
+ * writes that extend i_size (i_rwsem exclusive, and a wait for the write
+ * in the call) and runs those within it, into allocated or unwritten
+ * blocks, under i_rwsem shared.
+ *
  * Locks: mappings_lock → bdi lock (the dirty list), mappings_lock →
  * disk_size_lock.  Writeback passes and the close(2) of released
- * descriptors past the budget run with none held.
+ * descriptors past the budget run with none held; pc__backing_extend
+ * takes disk_size_lock alone (the file's size read under it).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -74,6 +86,7 @@
 #include "internal.h"
 #include "backing.h"
 #include "bdi.h"
+#include "tree.h"
 
 #define NR_BACKING_FDS 3	/* fd, tail_fd, ro_fd */
 #define FD_BUDGET_MIN 16
@@ -357,4 +370,110 @@ void pc__backing_release_all(struct pc_cache *c)
 	for (unsigned i = 0; i < n; i++)
 		release_after_writeback(c, dirty[i]);
 	free(dirty);
+}
+
+/* ------------------------------------------------------------------ */
+/* The file's end on the disk, ahead of a pass's writes               */
+
+/*
+ * The file's end on the disk moved out once, before a pass's O_DIRECT
+ * writes reach past it (writeback.c).  The pages tagged
+ * @tag in [@start, @end] past the disk's end, at most @limit of them (a
+ * background pass's budget; 0: all), in runs of consecutive indices
+ * (EXTENTS at most): each run is allocated with fallocate(2), mode 0,
+ * from the disk's end (m->seen.size) to the run's end or the file's size,
+ * whichever is less - so the disk is never longer than a size the file
+ * has, and the gaps between runs stay holes.  A file system without
+ * fallocate (EOPNOTSUPP) is extended by ftruncate(2) to the file's size
+ * instead, only when that grows it.  The pass's writes then land within
+ * the file's size (into unwritten extents on ext4), so none of them
+ * extends it: ext4 takes i_rwsem shared for them and runs them at once,
+ * where each extending write held it exclusive and waited for its own
+ * completion, so a new file's requests went to the device one by one.
+ *
+ * Nothing is done for a pass of at most one request past the disk's end
+ * (nothing to run beside it), nor when every run lies within it.  Under
+ * disk_size_lock, with the size read under it: a truncation that cut
+ * the disk before we read its old size checks the disk again under that
+ * lock once the cut is done (truncate.c, pc__truncate_locked) and cuts
+ * it once more.  ext4's fallocate waits for the file's O_DIRECT writes in
+ * flight: ours of this pass are not submitted yet.  Counters:
+ * writeback_extends (fallocate calls), writeback_extend_truncates.
+ */
+#define EXTENTS 8
+#define EXTEND_GANG 64	/* pages looked up at a time */
+
+_Atomic bool pc__test_no_fallocate;
+
+void pc__backing_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
+			int tag, uint64_t limit)
+{
+	struct pc_cache *c = m->cache;
+	struct { uint64_t lo, hi; } ext[EXTENTS];	/* pages [lo, hi) */
+	unsigned next = 0;
+	uint64_t index, pages = 0;
+	void *items[EXTEND_GANG];
+	uint64_t idx[EXTEND_GANG];
+	int64_t disk, size;
+	int fd = pc__bk(m)->fd;
+
+	pc__lock(&m->disk_size_lock);
+	disk = m->seen.size;
+	pc__unlock(&m->disk_size_lock);
+	if (atomic_load(&m->size) <= disk)
+		return;
+	index = pc_max(start, (uint64_t)disk >> PC_PAGE_SHIFT);
+	while (index <= end && (!limit || pages < limit)) {
+		unsigned n;
+
+		pc__tree_read_lock(&m->tree);
+		n = pc__tree_gang_tag(&m->tree, index, end, tag, items, idx,
+				      EXTEND_GANG);
+		pc__tree_read_unlock(&m->tree);
+		for (unsigned k = 0; k < n; k++) {
+			if (next && ext[next - 1].hi == idx[k]) {
+				ext[next - 1].hi++;
+			} else if (next == EXTENTS) {
+				break;
+			} else {
+				ext[next].lo = idx[k];
+				ext[next++].hi = idx[k] + 1;
+			}
+			pages++;
+		}
+		if (n < EXTEND_GANG || (next == EXTENTS &&
+					ext[next - 1].hi != idx[n - 1] + 1))
+			break;
+		index = idx[n - 1] + 1;
+		if (index == 0)
+			break;	/* wrapped past the last index */
+	}
+	if (pages <= PC_MAX_IO_PAGES && next <= 1)
+		return;
+	pc__lock(&m->disk_size_lock);
+	disk = m->seen.size;
+	size = atomic_load(&m->size);
+	for (unsigned i = 0; i < next; i++) {
+		int64_t lo = pc_max((int64_t)(ext[i].lo << PC_PAGE_SHIFT), disk);
+		int64_t hi = pc_min((int64_t)(ext[i].hi << PC_PAGE_SHIFT), size);
+		struct stat st;
+
+		if (hi <= lo)
+			continue;
+		if (atomic_load_explicit(&pc__test_no_fallocate,
+					 memory_order_relaxed)) {
+			errno = EOPNOTSUPP;
+		} else if (fallocate(fd, 0, lo, hi - lo) == 0) {
+			pc__inc(c, 0, writeback_extends);
+			continue;
+		}
+		/* Not supported: the size alone, only ever up; other errors
+		 * (ENOSPC) are the writes' to meet and report. */
+		if (errno == EOPNOTSUPP && fstat(fd, &st) == 0 &&
+		    st.st_size < size && ftruncate(fd, size) == 0)
+			pc__inc(c, 0, writeback_extend_truncates);
+		break;
+	}
+	pc__seen_refresh_locked(m);	/* our change: not another's */
+	pc__unlock(&m->disk_size_lock);
 }

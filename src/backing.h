@@ -1,6 +1,7 @@
 /*
- * backing.h - the descriptors behind the mappings (backing.c) and the
- * cache's coherence with the kernel on one file (coherence.c).
+ * backing.h - the descriptors behind the mappings and the file's end on
+ * the disk (backing.c), and the cache's coherence with the kernel on one
+ * file (coherence.c).
  */
 #ifndef PC_BACKING_H
 #define PC_BACKING_H
@@ -42,6 +43,13 @@ void pc__backing_release_writers(struct pc_cache *c);
 void pc__backing_close(struct pc_mapping *m);	/* teardown */
 /* Does @st (a stat of some path or fd) name @m's file? */
 bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st);
+/*
+ * Before a writeback pass's O_DIRECT writes of the pages tagged @tag in
+ * [@start, @end] (at most @limit of them; 0: all): the file's end on the
+ * disk moved out to cover them, so none of them extends the file.
+ */
+void pc__backing_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
+			int tag, uint64_t limit);
 
 /* coherence.c: close-to-open coherence, hand-offs to the kernel */
 /* m->seen from @st, or from the backing fd now; disk_size_lock held. */

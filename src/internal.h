@@ -180,7 +180,7 @@ struct pc_file {
 #define PC_HELD_ONE 0			/* the read or write path's page */
 #define PC_HELD_ISO_AT 1		/* vmscan: its isolated batch */
 #define PC_HELD_WB_AT (PC_HELD_ISO_AT + PC_RECLAIM_BATCH)
-#define PC_HELD_WB 64			/* writeback.c: a gang (GANG) */
+#define PC_HELD_WB 64			/* writeback.c: a gang (WB_GANG) */
 #define PC_HELD_DRAIN_AT (PC_HELD_WB_AT + PC_HELD_WB)	/* lru.c: a drain's */
 #define PC_HELD_SLOTS (PC_HELD_DRAIN_AT + 2 * PC_LRU_BATCH)
 #define PC_PINS 16			/* pins[]: pages a thread pinned */
@@ -459,6 +459,7 @@ int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
 struct pc_arena;
 /* The tree-node arena of the calling thread's node. */
 struct pc_arena *pc__node_arena(struct pc_cache *c);
+/* page_alloc.c: allocating and freeing pages */
 /*
  * A free frame, refcount 1, flags clear, from @nid (or the policy's choice
  * when -1), reclaiming as needed.  NULL after the bounded wait when nothing
@@ -480,7 +481,8 @@ struct pc_page *pc__pcp_alloc(struct pc_cache *c, struct pc_tctx *t, int nid);
 /* @t's frames back on their free list: frames given back. */
 unsigned pc__pcp_drain(struct pc_cache *c, struct pc_tctx *t);
 /* Tests: writeback's fallocate(2) fails as on a file system without it
- * (writeback.c, wb_extend).  Atomic: set by a test, read without a lock. */
+ * (backing.c, pc__backing_extend).  Atomic: set by a test, read without
+ * a lock. */
 extern _Atomic bool pc__test_no_fallocate;
 /* The same for @nr frames: one free-lock hold per run of one node. */
 void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr);
@@ -518,7 +520,7 @@ void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t);
 void pc__lru_rotate_reclaimable(struct pc_cache *c, struct pc_page *p);
 void pc__deactivate_page(struct pc_cache *c, struct pc_page *p);
 
-/* vmscan.c (reclaim of one node: node.h) */
+/* kswapd.c (reclaim of one node: vmscan.c, node.h) */
 int pc__kswapd_start(struct pc_cache *c);
 void pc__kswapd_stop(struct pc_cache *c);
 
@@ -556,9 +558,9 @@ typedef void pc__test_insert_fn(struct pc_mapping *m, struct pc_page *p,
 				uint64_t index);
 extern pc__test_insert_fn *_Atomic pc__test_insert_hook;
 /*
- * Tests (debug builds): called by wb_finish (writeback.c) for each write
- * that ended, with its first page, where PC_PARK_WB_ENDING parks: the tag
- * and the counters moved, PG_writeback still on.  NULL: none.
+ * Tests (debug builds): called by pc__wb_finish (writeback_io.c) for each
+ * write that ended, with its first page, where PC_PARK_WB_ENDING parks:
+ * the tag and the counters moved, PG_writeback still on.  NULL: none.
  */
 typedef void pc__test_wb_ending_fn(struct pc_page *p);
 extern pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;
@@ -598,10 +600,14 @@ static inline void pc__test_before_insert(struct pc_mapping *m,
 #endif
 void pc__delete_from_page_cache_locked(struct pc_mapping *m,
 				       struct pc_page *p, void *shadow);
+/* truncate.c */
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 /* Drop every clean page, waiting for those under writeback (dirty pages,
  * and those whose write failed, stay); i_rwsem held. */
 void pc__invalidate_pages(struct pc_mapping *m);
+/* Truncate to @len: ftruncate(2), then the cache; 0 or -errno (the cache
+ * as it was).  i_rwsem held exclusively. */
+int pc__truncate_locked(struct pc_mapping *m, off_t len);
 
 /* readpage.c */
 /*
@@ -616,23 +622,26 @@ unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
 int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p);
 
 /* writeback.c */
-void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p);
 /* Write dirty pages of [start, end]; @sync waits for locks, tags TOWRITE. */
 int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
 			bool sync, long *budget);
-int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
-			     uint64_t end);
-int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
-		    bool datasync);
-void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p);
-void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
 /*
  * Write all of @m back and wait; pages whose write failed are tried again,
  * at most a bounded number of times (a device that keeps failing must not
  * hold up destroy forever).  Returns the pages left dirty.
  */
 uint64_t pc__writeback_mapping_retry(struct pc_mapping *m);
-/* throttle.c: the dirty limits and the writers' throttle */
+/* writeback_io.c: writeback's requests and their completion */
+void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p);
+/* sync.c: waiting for writeback, fsync */
+int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
+			     uint64_t end);
+int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
+		    bool datasync);
+/* throttle.c: dirty accounting, the dirty limits, the writers' throttle */
+void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p);
+void pc__account_page_dirtied(struct pc_mapping *m, struct pc_page *p);
+void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
 void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied);
 void pc__update_dirty_limits(struct pc_cache *c);
 /* errseq.c: writeback errors, reported once to each open file */

@@ -1,9 +1,11 @@
 /*
  * node.h - memory nodes: struct pc_node (a slice of the budget: frames,
  * free list, watermarks, LRU lists, kswapd), and what works on one node:
- * its setup (node.c), memory faulted in ahead (populate.c), its LRU
- * lists under the lru lock (lru.c), its reclaim (vmscan.c).  Included by the files that look inside a node;
- * pages are allocated and freed through internal.h.
+ * its setup (node.c), its free lists (page_alloc.c), memory faulted in
+ * ahead (populate.c), its LRU lists under the lru lock (lru.c), its
+ * reclaim (vmscan.c) and its kswapd (kswapd.c).  Included by the files
+ * that look inside a node; pages are allocated and freed through
+ * internal.h.
  */
 #ifndef PC_NODE_H
 #define PC_NODE_H
@@ -72,7 +74,7 @@ struct pc_node {
 	_Atomic bool stop;
 	_Atomic uint64_t reclaim_progress;	/* bumped when pages are freed */
 	_Atomic int alloc_waiters;	/* allocators in the slow path here
-					   (node.c: frees wake them) */
+					   (page_alloc.c: frees wake them) */
 	_Atomic int kswapd_active;
 	/*
 	 * Pages added to low (twice that to high) while direct reclaim keeps
@@ -109,6 +111,7 @@ int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
 /* Set @n's watermarks from its nr_frames; free_lock (or create). */
 void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/* page_alloc.c: the free lists */
 /*
  * Up to @want frames of @n off its free list at once, into @pfns in the
  * list's order (lowest first after a reclaim's batch or a new step), for
@@ -159,16 +162,28 @@ void pc__lru_del_locked(struct pc_node *n, struct pc_page *p);
 void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail);
 
 /* vmscan.c */
-void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
-/* Ask @n's kswapd to populate ahead (populate.c) when it has nothing to
- * reclaim; false when there is no kswapd to ask. */
-bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
+#define PC_DEF_PRIORITY 12	/* a reclaim pass scans inactive >> priority */
+/* One reclaim's state (the kernel's scan_control), of kswapd or direct. */
+struct pc_scan_control {
+	struct pc_node *node;
+	bool kswapd;
+	int priority;
+	unsigned long nr_scanned;
+	unsigned long nr_reclaimed;
+	unsigned long nr_writeback_tail;	/* isolated pages under writeback */
+	unsigned long nr_dirty;		/* isolated dirty pages */
+	unsigned long nr_busy;		/* will become reclaimable by itself */
+	bool contended;
+};
+/* Shrink @n's lists by a batch at @sc's priority (its totals grow). */
+void pc__shrink_node(struct pc_cache *c, struct pc_node *n,
+		     struct pc_scan_control *sc);
 /*
  * Direct reclaim on @n; returns pages freed.  *busy (if @busy) gets how
  * many of the pages it looked at will become reclaimable without their
  * users' help (dirty, under writeback, locked for I/O) as opposed to
  * pinned: for the allocator those are progress to come, waited for and
- * not counted against the allocation (node.c, the retry rule).
+ * not counted against the allocation (page_alloc.c, the retry rule).
  */
 unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy);
@@ -186,6 +201,12 @@ unsigned long pc__reclaim_tail(struct pc_cache *c, struct pc_node *n,
  */
 void pc__boost_for_latency(struct pc_cache *c, struct pc_node *n,
 			   uint64_t woken_at);
+
+/* kswapd.c */
+void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n);
+/* Ask @n's kswapd to populate ahead (populate.c) when it has nothing to
+ * reclaim; false when there is no kswapd to ask. */
+bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n);
 /*
  * @n is at min and its kswapd was woken or is running: wait (at most 1 ms)
  * for it to free pages before reclaiming directly; true if it did.

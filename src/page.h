@@ -98,7 +98,7 @@ struct pc_page {
 	 * a read, or under writeback), | PC_IO_FIRST on a request's first
 	 * page; 0: none.  Written by the submitter and its completion; a
 	 * dead process's are finished by the reaper (share.c).  A write's
-	 * completion (writeback.c: wb_finish) marks it PC_IO_MOVING while
+	 * completion (writeback_io.c: pc__wb_finish) marks it PC_IO_MOVING while
 	 * the counters move, PC_IO_ENDED until its PG_writeback has ended;
 	 * a new writeback of the page waits for 0. */
 	_Atomic int32_t io_pid;

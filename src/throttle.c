@@ -1,10 +1,23 @@
 /*
- * throttle.c - the dirty limits and the writers' throttle (the kernel's
- * mm/page-writeback.c: balance_dirty_pages and its limits): how much of
- * the budget may be dirty, and how long a writer that dirtied pages
- * pauses.  writeback.c does the writing; bdi.c keeps each device's
- * bandwidth estimate, its dirtier count and the throttle queue writers
- * sleep on.
+ * throttle.c - dirty accounting, the dirty limits and the writers'
+ * throttle (the kernel's mm/page-writeback.c: account_page_dirtied,
+ * balance_dirty_pages and its limits): how many pages are dirty, how much
+ * of the budget may be, and how long a writer that dirtied pages pauses.
+ * writeback.c does the writing; bdi.c keeps each device's bandwidth
+ * estimate, its dirtier count and the throttle queue writers sleep on.
+ *
+ * Dirty accounting.  A page is dirtied under its page lock
+ * (pc__set_page_dirty): PG_dirty, then the DIRTY tag under the tree lock,
+ * then the counters, and the mapping goes on its bdi's dirty list if it
+ * was clean.  Dirty and writeback pages are counted at four levels, all
+ * atomic and read without a lock (writeback.c and writeback_io.c move
+ * the writeback ones):
+ *
+ *   cache    vmstat nr_dirty, nr_writeback (sharded, summed on read)
+ *   node     vmstat per node + n->dirty_pages (numa.dirty_spread)
+ *   bdi      b->nr_dirty, b->nr_writeback (the throttle and the flusher
+ *            of that device; writeback.dirty_time_ms)
+ *   mapping  m->nr_dirty (the flusher's "clean?"), m->nr_writeback
  *
  * Limits (pc__update_dirty_limits, refreshed when bandwidth changes): the
  * hard limit and the background threshold are dirty_ratio and
@@ -45,16 +58,21 @@
  * _pause_asked_ms, what the policy asked; _pause_ms, what was slept),
  * refusals to stall too (balance_dirty_pages_idle).
  *
- * Locks: none held by the throttle while it sleeps; it reads atomics of
- * the cache and the bdi, takes c->bdi_lock to walk the bdis
- * (pc__update_dirty_limits), and sleeps on the bdi's throttle queue
- * (bdi.c, a leaf lock, taken with nothing else held).  The thread's own
+ * Locks: dirtying holds the page lock and takes the tree lock (the tag),
+ * then the bdi lock (the dirty list, bdi.c).  None held by the throttle
+ * while it sleeps; it reads atomics of the cache and the bdi, takes
+ * c->bdi_lock to walk the bdis (pc__update_dirty_limits), and sleeps on
+ * the bdi's throttle queue (bdi.c, a leaf lock, taken with nothing else
+ * held).  The thread's own
  * context (pc__tctx) holds its pacing state: only that thread touches it.
  */
 #include <string.h>
 
 #include "internal.h"
 #include "bdi.h"
+#include "node.h"
+#include "tracepoint.h"
+#include "tree.h"
 
 #define NS_PER_MS 1000000ll
 #define MAX_PAUSE_NS (200 * NS_PER_MS)	/* longest single pause */
@@ -298,4 +316,49 @@ void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied)
 			idle = 0;
 		}
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Dirty accounting                                                    */
+
+void pc__account_page_dirtied(struct pc_mapping *m, struct pc_page *p)
+{
+	struct pc_cache *c = m->cache;
+	struct pc_node *n = page_node(c, p);
+	struct pc_bdi *b = m->bdi;
+
+	pc__inc(c, n->id, nr_dirty);
+	pc__inc(c, n->id, nr_dirtied);
+	atomic_fetch_add_explicit(&n->dirty_pages, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->nr_dirty, 1, memory_order_relaxed);
+	/* Sequentially consistent: pairs with bdi.c's retire_if_clean. */
+	atomic_fetch_add(&m->nr_dirty, 1);
+	pc_trace(c, PC_TR_DIRTY, p, 0);
+	if (!atomic_load(&m->on_dirty_list))
+		pc__bdi_mark_dirty(m);
+}
+
+void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p)
+{
+	struct pc_cache *c = m->cache;
+	struct pc_node *n = page_node(c, p);
+
+	if (!page_test_clear(p, PG_dirty))
+		return;
+	pc__add(c, n->id, nr_dirty, -1);
+	atomic_fetch_sub_explicit(&n->dirty_pages, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&m->bdi->nr_dirty, 1, memory_order_relaxed);
+	atomic_fetch_sub(&m->nr_dirty, 1);
+}
+
+void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p)
+{
+	PC_ASSERT(page_test(p, PG_locked));
+	if (!page_test_set(p, PG_dirty)) {
+		pc__lock_counted(&m->tree_lock);
+		pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
+		pc__unlock(&m->tree_lock);
+		pc__account_page_dirtied(m, p);
+	}
+	pc__page_sanity(m->cache, p, true);
 }

@@ -1,5 +1,6 @@
 /*
- * vmscan.c - reclaim: kswapd, direct reclaim, shrinking the LRU lists.
+ * vmscan.c - reclaim: shrinking the LRU lists, direct reclaim, the
+ * watermark boost (kswapd.c runs each node's reclaim thread).
  *
  * Who reclaims (each node has its own lists, lock and kswapd):
  *
@@ -7,20 +8,17 @@
  *     high ──────────  kswapd stops here and sleeps
  *     low  ──────────  an allocation that leaves the node here wakes kswapd
  *     min  ──────────  an allocation that finds every node it may use here
- *                      reclaims directly (pc__alloc_page, node.c, calls
- *                      pc__direct_reclaim)
+ *                      reclaims directly (pc__alloc_page, page_alloc.c,
+ *                      calls pc__direct_reclaim)
  *
- * kswapd (balance_node) shrinks its node in batches of 32 until it is above
- * high, lowering the priority only when a pass frees nothing, and sleeps
- * when balanced or after a pass at priority 0 freed nothing (if the node
- * is at low again by then and the pass freed something, it goes on: the
- * wakes sent while it was busy were dropped).  Direct reclaim (allocstall)
- * runs the priority loop from 12 down to 0, scanning max(32, inactive >>
- * priority) pages a pass in batches of 32, until it has freed a batch; it
+ * kswapd (kswapd.c) shrinks its node (pc__shrink_node) in batches of 32
+ * until it is above high.  Direct reclaim (allocstall) runs the priority
+ * loop from 12 down to 0, scanning max(32, inactive >> priority) pages a
+ * pass in batches of 32, until it has freed a batch; it
  * drains its own LRU batches first and everyone's at priority 10.  It
  * reports the pages it saw that will become reclaimable on their own
- * (dirty, under writeback, locked for I/O): node.c waits for those (not
- * counted against the allocation) where pinned ones count toward its
+ * (dirty, under writeback, locked for I/O): page_alloc.c waits for those
+ * (not counted against the allocation) where pinned ones count toward its
  * give-up.
  *
  * Watermark boost: kswapd wakes at low, but runs only when it gets a CPU;
@@ -32,13 +30,9 @@
  * low by itself and high by twice itself (node_wmark_low/high in
  * node.h): kswapd wakes earlier and works longer.  Every balancing run
  * that ends balanced with no direct reclaim on the node meanwhile takes
- * 1/32 of the boost back.  An allocation that reaches min anyway while
- * kswapd is woken or running gives way to it first (pc__kswapd_give_way:
- * until it frees pages, 1 ms at most) and reclaims directly only then.
- * After a run, kswapd also trims stale shadow entries when an eviction
- * asked for it (workingset.c).  With nothing to reclaim it faults
- * never-used memory in ahead of the allocator when asked (populate.c,
- * populate_wake), a step at a time, a reclaim wake always first.
+ * 1/32 of the boost back (kswapd.c).  An allocation that reaches min
+ * anyway while kswapd is woken or running gives way to it first
+ * (pc__kswapd_give_way, kswapd.c) and reclaims directly only then.
  *
  * Shrinking the inactive list (shrink_inactive):
  *   1. isolate: under lru_lock take up to 32 pages from the tail, each with
@@ -63,7 +57,7 @@
  *      (one free_lock hold), highest frame first (pc__free_batch): the
  *      free list is a stack, so the batch is handed out lowest first and
  *      a file written next gets frames side by side - its writeback
- *      requests few segments (writeback.c).  In the order the batch left
+ *      requests few segments (writeback_io.c).  In the order the batch left
  *      the LRU (oldest first, which for pages read or written in order is
  *      lowest frame first) it was handed out highest first, each 1 MiB
  *      request some 250 segments, a request split in two by a virtio disk
@@ -89,11 +83,9 @@
  *            pages or 10 ms pass (reclaim_backoff_wait), then takes the
  *            lock - Mel's "stall for a real reason" patch;
  *   =blunt   kswapd notes the time (c->tree_contended_ns) and claims
- *            c->blunt_owner if free; at the top of each balancing pass a
- *            kswapd that is not the owner stalls while contention was seen
- *            in the last 10 ms, at most 100 ms (HZ/10) at a time
- *            (kswapd_contended_stall) - "all but one kswapd stall".  The
- *            owner gives the claim up when it stops balancing.
+ *            c->blunt_owner if free; the other kswapds stall at the top
+ *            of their balancing passes (kswapd.c) - "all but one kswapd
+ *            stall".
  * Those times are the cache's clock (pc__clock), which tests drive.
  *
  * A stream that finds stale pages at the inactive tail (dropbehind.c)
@@ -108,11 +100,11 @@
  * "low" when inactive * int_sqrt(10 * GiB of both lists) < active.
  *
  * Locks: page lock (trylock) → tree lock → lru lock → free lock; nothing
- * is held while kswapd or a backoff sleeps, except the page locks of the
- * batch during a sleepy wait (as in the kernel's __remove_mapping).
- * kswapd_mtx guards kswapd_wake and populate_wake and is the mutex of
- * kswapd_cond and alloc_cond; reclaim_progress, kswapd_active, blunt_owner and
- * tree_contended_ns are atomics read without a lock.
+ * is held while a backoff sleeps, except the page locks of the batch
+ * during a sleepy wait (as in the kernel's __remove_mapping).  kswapd_mtx
+ * (kswapd.c) is the mutex of alloc_cond, broadcast when reclaim makes
+ * progress; reclaim_progress, blunt_owner and tree_contended_ns are
+ * atomics read without a lock.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -123,24 +115,8 @@
 #include "pagewait.h"
 #include "tracepoint.h"
 
-#define DEF_PRIORITY 12
-#define GIVE_WAY_NS (1000ull * 1000)	/* an allocation waits for kswapd */
 #define NS_PER_MS (1000ull * 1000)
 #define SLEEPY_WAIT_NS (10ull * 1000 * 1000)
-#define BLUNT_QUIET_NS (10ull * 1000 * 1000)	/* contention "now" */
-#define BLUNT_MAX_STALL_NS (100ull * 1000 * 1000)	/* HZ/10 */
-
-struct scan_control {
-	struct pc_node *node;
-	bool kswapd;
-	int priority;
-	unsigned long nr_scanned;
-	unsigned long nr_reclaimed;
-	unsigned long nr_writeback_tail;	/* isolated pages under writeback */
-	unsigned long nr_dirty;		/* isolated dirty pages */
-	unsigned long nr_busy;		/* will become reclaimable by itself */
-	bool contended;
-};
 
 static unsigned long int_sqrt(unsigned long x)
 {
@@ -159,13 +135,6 @@ static bool inactive_is_low(struct pc_node *n)
 	unsigned long ratio = gb ? int_sqrt(10 * gb) : 1;
 
 	return inactive * ratio < active;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* Pages were freed on @n: wake allocators and sleepy reclaimers. */
@@ -272,7 +241,7 @@ static void sleepy_wait(struct pc_cache *c, struct pc_node *n)
 }
 
 static void take_tree_lock(struct pc_cache *c, struct pc_mapping *m,
-			   struct scan_control *sc)
+			   struct pc_scan_control *sc)
 {
 	enum pc_contention_backoff backoff = c->cfg.contention_backoff;
 
@@ -334,7 +303,7 @@ void pc__free_batch(struct pc_cache *c, struct pc_page **pages, unsigned nr)
 /* Remove the clean pages in @pages: they are locked, we hold one ref. */
 static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 			     unsigned nr, bool *removed,
-			     struct scan_control *sc)
+			     struct pc_scan_control *sc)
 {
 	struct pc_tctx *t = pc__held_ctx(c);
 	unsigned done = 0;
@@ -401,7 +370,7 @@ static void putback(struct pc_cache *c, struct pc_node *n,
 }
 
 static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
-			    unsigned long nr, struct scan_control *sc)
+			    unsigned long nr, struct pc_scan_control *sc)
 {
 	struct pc_page *iso[PC_RECLAIM_BATCH], *keep[PC_RECLAIM_BATCH];
 	struct pc_page *clean[PC_RECLAIM_BATCH];
@@ -505,8 +474,8 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	}
 }
 
-static void shrink_node(struct pc_cache *c, struct pc_node *n,
-			struct scan_control *sc)
+void pc__shrink_node(struct pc_cache *c, struct pc_node *n,
+		     struct pc_scan_control *sc)
 {
 	uint64_t inactive = atomic_load(&n->lru[PC_LRU_INACTIVE].nr);
 	unsigned long nr = pc_max(PC_RECLAIM_BATCH, inactive >> sc->priority);
@@ -575,7 +544,7 @@ unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 				 unsigned long *busy)
 {
 	struct pc_tctx *t = pc__tctx(c);
-	struct scan_control sc = { .node = n, .kswapd = false };
+	struct pc_scan_control sc = { .node = n, .kswapd = false };
 
 	pc__inc(c, n->id, allocstall);
 	boost_watermarks(c, n);
@@ -583,11 +552,11 @@ unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 		t->in_reclaim = true;
 		pc__lru_drain(c, t);
 	}
-	for (sc.priority = DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
-		shrink_node(c, n, &sc);
+	for (sc.priority = PC_DEF_PRIORITY; sc.priority >= 0; sc.priority--) {
+		pc__shrink_node(c, n, &sc);
 		if (sc.nr_reclaimed >= PC_RECLAIM_BATCH)
 			break;
-		if (sc.priority == DEF_PRIORITY - 2)
+		if (sc.priority == PC_DEF_PRIORITY - 2)
 			pc__tctx_drain_all(c);
 	}
 	if (t)
@@ -600,243 +569,9 @@ unsigned long pc__direct_reclaim(struct pc_cache *c, struct pc_node *n,
 unsigned long pc__reclaim_tail(struct pc_cache *c, struct pc_node *n,
 			       unsigned nr)
 {
-	struct scan_control sc = { .node = n, .kswapd = false,
-				   .priority = DEF_PRIORITY };
+	struct pc_scan_control sc = { .node = n, .kswapd = false,
+				   .priority = PC_DEF_PRIORITY };
 
 	shrink_inactive(c, n, pc_min(nr, PC_RECLAIM_BATCH), &sc);
 	return sc.nr_reclaimed;
-}
-
-/*
- * An allocation found @n at min while its kswapd was woken and has not
- * run yet, or is running: the wake-up put kswapd in a run queue, most
- * likely this thread's CPU's, and this thread reclaiming instead would
- * keep it from running (a stream over holes with cache.stickiness=off on
- * this loaded 2-core machine: 65-99% of the direct reclaims in six runs
- * came while kswapd was woken and not yet running).  Give way: wait until
- * kswapd frees pages, at most GIVE_WAY_NS (pgscan_direct_throttle counts
- * the waits).  True if it did.
- */
-bool pc__kswapd_give_way(struct pc_cache *c, struct pc_node *n)
-{
-	uint64_t p0 = atomic_load(&n->reclaim_progress);
-	struct timespec ts;
-	bool waited = false;
-
-	if (!c->cfg.kswapd || !n->kswapd_started)
-		return false;
-	pc__deadline(&ts, GIVE_WAY_NS);
-	pc__lock(&n->kswapd_mtx);
-	while ((n->kswapd_wake || atomic_load(&n->kswapd_active)) && !n->stop &&
-	       atomic_load(&n->reclaim_progress) == p0) {
-		waited = true;
-		if (pc__cond_timedwait(&n->alloc_cond, &n->kswapd_mtx, &ts))
-			break;
-	}
-	pc__unlock(&n->kswapd_mtx);
-	if (waited)
-		pc__inc(c, n->id, pgscan_direct_throttle);
-	return atomic_load(&n->reclaim_progress) != p0;
-}
-
-
-/* ------------------------------------------------------------------ */
-/* kswapd                                                              */
-
-static bool node_balanced(struct pc_node *n)
-{
-	return atomic_load(&n->nr_free) > node_wmark_high(n);
-}
-
-/*
- * =blunt: a kswapd that is not the owner stalls while a tree lock was
- * found contended lately, at most BLUNT_MAX_STALL_NS.  Returns whether it
- * stalled.  With no owner (the owner stopped balancing) no one stalls until
- * a kswapd meets contention again and claims the ownership.
- */
-static bool blunt_stall(struct pc_cache *c, struct pc_node *n)
-{
-	uint64_t start, now;
-	int owner;
-	bool stalled = false;
-
-	if (c->cfg.contention_backoff != PC_BACKOFF_BLUNT)
-		return false;
-	start = now = pc__clock(c);
-	for (;;) {
-		owner = atomic_load(&c->blunt_owner);
-		if (owner < 0 || owner == n->id || n->stop ||
-		    (int64_t)(now - atomic_load(&c->tree_contended_ns)) >
-			    (int64_t)BLUNT_QUIET_NS ||
-		    now - start > BLUNT_MAX_STALL_NS)
-			break;
-		if (!stalled)
-			pc__inc(c, n->id, kswapd_contended_stall);
-		stalled = true;
-		sleep_ms(1);
-		now = pc__clock(c);
-	}
-	return stalled;
-}
-
-/* Balance @n to its high mark; returns the pages reclaimed. */
-static unsigned long balance_node(struct pc_cache *c, struct pc_node *n)
-{
-	struct scan_control sc = { .node = n, .kswapd = true };
-	uint64_t stalls = pc__vmstat_node(c, n->id, PC_VM_allocstall);
-	uint64_t b;
-
-	pc__inc(c, n->id, pageoutrun);
-	for (sc.priority = DEF_PRIORITY; sc.priority >= 0 && !n->stop;) {
-		unsigned long before = sc.nr_reclaimed;
-
-		if (node_balanced(n))
-			break;
-		/* A stall ends in a pass: at the cap too, contention or not. */
-		if (blunt_stall(c, n) && node_balanced(n))
-			break;
-		sc.contended = false;
-		sc.nr_writeback_tail = 0;
-		sc.nr_dirty = 0;
-		sc.nr_scanned = 0;
-		shrink_node(c, n, &sc);
-		if (sc.nr_scanned &&
-		    (sc.nr_writeback_tail + sc.nr_dirty) * 2 >= sc.nr_scanned) {
-			/*
-			 * The tail is mostly dirty or under writeback: the
-			 * flusher has been told; give it time to write.
-			 */
-			pc__inc(c, n->id, kswapd_throttle);
-			sleep_ms(1);
-		}
-		if (sc.nr_reclaimed == before)
-			sc.priority--;
-	}
-	if (atomic_load(&c->blunt_owner) == n->id)
-		atomic_store(&c->blunt_owner, -1);
-	/* Balanced with no direct reclaim meanwhile: let the boost decay. */
-	b = atomic_load_explicit(&n->wmark_boost, memory_order_relaxed);
-	if (b && node_balanced(n) &&
-	    pc__vmstat_node(c, n->id, PC_VM_allocstall) == stalls)
-		atomic_store_explicit(&n->wmark_boost, b - (b / 32 + 1),
-				      memory_order_relaxed);
-	pc__lock(&n->kswapd_mtx);
-	pthread_cond_broadcast(&n->alloc_cond);
-	pc__unlock(&n->kswapd_mtx);
-	return sc.nr_reclaimed;
-}
-
-static void *kswapd(void *arg)
-{
-	struct pc_node *n = arg;
-	struct pc_cache *c = n->cache;
-	unsigned long progress;
-	uint64_t woken_at;
-
-	pc_thread_set_node(c, n->id);
-	pc__lock(&n->kswapd_mtx);
-	while (!n->stop) {
-		if (!n->kswapd_wake && n->populate_wake) {
-			/* Nothing to reclaim: a step ahead (populate.c); a
-			 * reclaim wake is looked at again before the next. */
-			pc__unlock(&n->kswapd_mtx);
-			progress = pc__populate_step(c, n);
-			pc__lock(&n->kswapd_mtx);
-			if (!progress)
-				n->populate_wake = false;
-			continue;
-		}
-		if (!n->kswapd_wake) {
-			pc__cond_wait(&n->kswapd_cond, &n->kswapd_mtx);
-			continue;
-		}
-		n->kswapd_wake = false;
-		woken_at = n->wake_free;
-		atomic_store(&n->kswapd_active, 1);
-		pc__unlock(&n->kswapd_mtx);
-		pc__boost_for_latency(c, n, woken_at);
-		progress = balance_node(c, n);
-		if (atomic_load(&c->shadow_trim) && !atomic_load(&c->stopping)) {
-			pc__workingset_trim(c);
-			atomic_store(&c->shadow_trim, 0);
-		}
-		pc__lock(&n->kswapd_mtx);
-		atomic_store(&n->kswapd_active, 0);
-		/*
-		 * Wakes while we were active were not sent: if the node is
-		 * at low again and reclaim works, go on instead of sleeping.
-		 */
-		if (progress &&
-		    atomic_load(&n->nr_free) <= node_wmark_low(n))
-			n->kswapd_wake = true;
-	}
-	pc__unlock(&n->kswapd_mtx);
-	return NULL;
-}
-
-/*
- * Wake @n's kswapd.  While it is balancing, a wake is not needed: it
- * stops only above high.  kswapd_active is set and cleared under
- * kswapd_mtx, so a wake that reads it clear always sets kswapd_wake in
- * time for kswapd's next look.
- */
-void pc__wakeup_kswapd(struct pc_cache *c, struct pc_node *n)
-{
-	if (!c->cfg.kswapd || !n->kswapd_started ||
-	    atomic_load_explicit(&n->kswapd_active, memory_order_relaxed))
-		return;
-	pc__lock(&n->kswapd_mtx);
-	if (!n->kswapd_wake && !atomic_load(&n->kswapd_active)) {
-		n->kswapd_wake = true;
-		n->wake_free = atomic_load(&n->nr_free);
-		pc__inc(c, n->id, kswapd_wakeup);
-		pthread_cond_signal(&n->kswapd_cond);
-	}
-	pc__unlock(&n->kswapd_mtx);
-}
-
-bool pc__wakeup_populate(struct pc_cache *c, struct pc_node *n)
-{
-	if (!c->cfg.kswapd || !n->kswapd_started)
-		return false;
-	pc__lock(&n->kswapd_mtx);
-	if (!n->populate_wake) {
-		n->populate_wake = true;
-		pthread_cond_signal(&n->kswapd_cond);
-	}
-	pc__unlock(&n->kswapd_mtx);
-	return true;
-}
-
-int pc__kswapd_start(struct pc_cache *c)
-{
-	if (!c->cfg.kswapd)
-		return 0;
-	for (int i = 0; i < c->nr_nodes; i++) {
-		struct pc_node *n = &c->nodes[i];
-
-		if (pthread_create(&n->kswapd, NULL, kswapd, n) != 0)
-			return -EAGAIN;
-		n->kswapd_started = true;
-	}
-	return 0;
-}
-
-void pc__kswapd_stop(struct pc_cache *c)
-{
-	if (!c->nodes)
-		return;
-	for (int i = 0; i < c->nr_nodes; i++) {
-		struct pc_node *n = &c->nodes[i];
-
-		if (!n->kswapd_started)
-			continue;
-		pc__lock(&n->kswapd_mtx);
-		n->stop = true;
-		pthread_cond_signal(&n->kswapd_cond);
-		pthread_cond_broadcast(&n->alloc_cond);
-		pc__unlock(&n->kswapd_mtx);
-		pthread_join(n->kswapd, NULL);
-		n->kswapd_started = false;
-	}
 }

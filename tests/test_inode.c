@@ -1,6 +1,7 @@
 /*
- * test_inode.c - mappings and open files (inode.c): what happens to a
- * file's pages and errors between its opens.
+ * test_inode.c - mappings and open files (inode.c), truncation
+ * (truncate.c): what happens to a file's pages and errors between its
+ * opens.
  *
  *   evicted_dirty_kept   past MAX_CLOSED closed mappings, a dirty one whose
  *                        device fails is not freed: the next open finds

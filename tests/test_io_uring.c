@@ -1,5 +1,6 @@
 /*
- * test_io_uring.c - the io_uring backend (io_uring.c) losing its ring.
+ * test_io_uring.c - the io_uring backend (io_uring.c, io_uring_cq.c)
+ * losing its ring.
  *
  *   ring_lost   the ring's descriptor is closed behind the cache's back
  *               (as a program that closes every descriptor it did not

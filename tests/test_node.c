@@ -1,7 +1,7 @@
 /*
- * test_node.c - memory nodes (node.c): frames, watermarks, allocation
- * order and the NUMA placement policies, and the retry rule when every
- * frame is pinned or under writeback.
+ * test_node.c - memory nodes and their frames (node.c, page_alloc.c):
+ * frames, watermarks, allocation order and the NUMA placement policies,
+ * and the retry rule when every frame is pinned or under writeback.
  *
  *   nodes           nodes=N splits the budget; watermarks in order; a
  *                   thread's node is allocated first (numa_hit, _local);

@@ -1,6 +1,6 @@
 /*
- * test_vmscan.c - reclaim (vmscan.c): kswapd, direct reclaim, shrinking
- * the lists, and the reclaim policies.
+ * test_vmscan.c - reclaim (vmscan.c, kswapd.c): kswapd, direct reclaim,
+ * shrinking the lists, and the reclaim policies.
  *
  *   safety      a random workload on 64-page budgets, 1 to 4 nodes,
  *               several threads, each with the reference model of its
