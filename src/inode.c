@@ -222,6 +222,7 @@ void pc__mapping_put(struct pc_mapping *m)
 /* Onto the list of closed mappings, newest last; c->mappings_lock held. */
 static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
 {
+	PC_ASSERT_HELD(&c->mappings_lock);
 	pc_list_add_tail(&c->closed, &m->closed_link);
 	m->on_closed_list = true;
 	c->nr_closed++;
@@ -232,6 +233,7 @@ static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
 /* Off the list of closed mappings, if on it; c->mappings_lock held. */
 static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
 {
+	PC_ASSERT_HELD(&c->mappings_lock);
 	if (!m->on_closed_list)
 		return;
 	if (atomic_load(&pc__bk(m)->fd) >= 0)
@@ -246,6 +248,7 @@ static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 {
 	struct pc_mapping **pp = &c->hash[hash_of(c, m->dev, m->ino)];
 
+	PC_ASSERT_HELD(&c->mappings_lock);
 	for (; *pp; pp = &(*pp)->hash_next)
 		if (*pp == m) {
 			*pp = m->hash_next;
@@ -358,6 +361,7 @@ static int truncate_locked(struct pc_mapping *m, off_t len)
 	struct stat st;
 	bool stat_ok;
 
+	PC_ASSERT(pc__rwlock_held(&m->i_rwsem));
 	pc__lock(&m->disk_size_lock);
 	if (ftruncate(pc__bk(m)->fd, len) != 0) {
 		int e = -errno;
@@ -413,6 +417,7 @@ static struct pc_mapping *lookup_locked(struct pc_cache *c,
 {
 	struct pc_mapping *m = c->hash[hash_of(c, st->st_dev, st->st_ino)];
 
+	PC_ASSERT_HELD(&c->mappings_lock);
 	while (m && (!pc__mapping_matches(m, st) || m->dead))
 		m = m->hash_next;
 	return m;

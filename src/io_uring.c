@@ -169,6 +169,7 @@ static bool uring_lost(struct pc_io *io)
 /* @req holds a slot from now on; lock held. */
 static void live_add_locked(struct pc_io_uring *u, struct pc_io_req *req)
 {
+	PC_ASSERT_HELD(&u->lock);
 	req->live_prev = NULL;
 	req->live_next = u->live;
 	if (u->live)
@@ -179,6 +180,7 @@ static void live_add_locked(struct pc_io_uring *u, struct pc_io_req *req)
 /* @req is about to end: off the list; lock held. */
 static void live_del_locked(struct pc_io_uring *u, struct pc_io_req *req)
 {
+	PC_ASSERT_HELD(&u->lock);
 	if (req->live_prev)
 		req->live_prev->live_next = req->live_next;
 	else
