@@ -155,6 +155,7 @@ int pc__backing_open(struct pc_cache *c, int fd, bool writable, bool *direct,
 
 bool pc__backing_needs_locked(const struct pc_mapping *m, bool writable)
 {
+	PC_ASSERT_HELD(&m->cache->mappings_lock);
 	return pc__bk(m)->fd < 0 || (writable && pc__bk(m)->fd_rdonly);
 }
 
@@ -192,6 +193,7 @@ int pc__backing_tail_fd(struct pc_mapping *m, bool may_release)
  */
 static bool releasable_locked(struct pc_mapping *m, int refs)
 {
+	PC_ASSERT_HELD(&m->cache->mappings_lock);
 	return pc__bk(m)->fd >= 0 && m->nr_open == 0 && !m->dead &&
 	       atomic_load(&m->refs) == refs &&
 	       atomic_load(&m->nr_dirty) == 0 &&
@@ -206,6 +208,7 @@ static bool releasable_locked(struct pc_mapping *m, int refs)
 static void backing_release_locked(struct pc_cache *c, struct pc_mapping *m,
 				   int out[NR_BACKING_FDS])
 {
+	PC_ASSERT_HELD(&c->mappings_lock);
 	pc__lock(&m->disk_size_lock);
 	out[0] = pc__bk(m)->fd;
 	out[1] = atomic_exchange(&pc__bk(m)->tail_fd, -1);
@@ -241,6 +244,7 @@ bool pc__backing_attach_locked(struct pc_mapping *m, int fd, bool rdonly)
 	struct pc_cache *c = m->cache;
 	bool had = pc__bk(m)->fd >= 0;
 
+	PC_ASSERT_HELD(&c->mappings_lock);
 	if (!pc__backing_needs_locked(m, !rdonly))
 		return false;	/* another opener attached first */
 	pc__lock(&m->disk_size_lock);

@@ -120,6 +120,7 @@ void pc__bdi_remove(struct pc_mapping *m)
 /* Off the list if clean; b->lock held. */
 static bool retire_if_clean_locked(struct pc_bdi *b, struct pc_mapping *m)
 {
+	PC_ASSERT_HELD(&b->lock);
 	atomic_store(&m->on_dirty_list, false);
 	if (atomic_load(&m->nr_dirty) != 0) {
 		atomic_store(&m->on_dirty_list, true);
@@ -527,6 +528,7 @@ static void bdi_free(struct pc_bdi *b)
 /* @b's flusher thread, if it has none yet; bdi_lock held. */
 static int flusher_start_locked(struct pc_bdi *b)
 {
+	PC_ASSERT_HELD(&b->cache->bdi_lock);
 	if (atomic_load(&b->started))
 		return 0;
 	if (pthread_create(&b->thread, NULL, flusher, b) != 0)

@@ -63,6 +63,7 @@ void pc__seen_refresh_locked(struct pc_mapping *m)
 {
 	struct stat st;
 
+	PC_ASSERT_HELD(&m->disk_size_lock);
 	if (fstat(pc__bk(m)->fd, &st) == 0)
 		pc__seen_set_locked(m, &st);
 }
@@ -85,6 +86,7 @@ void pc__seen_refresh(struct pc_mapping *m)
 static bool seen_matches_locked(const struct pc_mapping *m,
 				const struct stat *st)
 {
+	PC_ASSERT_HELD(&m->disk_size_lock);
 	return m->seen.size == st->st_size &&
 	       ts_equal(&m->seen.mtime, &st->st_mtim);
 }
@@ -101,6 +103,7 @@ static bool has_dirty(struct pc_mapping *m)
  */
 static bool writeback_locked(struct pc_mapping *m)
 {
+	PC_ASSERT(pc__rwlock_held(&m->i_rwsem));
 	if (has_dirty(m)) {
 		pc__writeback_range(m, 0, UINT64_MAX, true, NULL);
 		pc__wait_writeback_range(m, 0, UINT64_MAX);
@@ -113,6 +116,7 @@ static void size_from_disk_locked(struct pc_mapping *m)
 {
 	struct stat st;
 
+	PC_ASSERT(pc__rwlock_held(&m->i_rwsem));
 	pc__lock(&m->disk_size_lock);
 	if (!has_dirty(m) && fstat(pc__bk(m)->fd, &st) == 0)
 		atomic_store(&m->size, st.st_size);

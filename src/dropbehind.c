@@ -227,6 +227,7 @@ unsigned pc__drop_pages_locked(struct pc_cache *c, struct pc_mapping *m,
 	for (unsigned i = 0; i < nr; i++) {
 		struct pc_page *p = pages[i];
 
+		PC_ASSERT(page_test(p, PG_locked));
 		gone[i] = false;
 		/* Ours and the mapping's: nobody else holds it. */
 		if (!page_ref_freeze(p, 2))
@@ -370,6 +371,7 @@ static void dropbehind_flush_locked(struct pc_file *f, bool wait)
 	struct pc_page *cand[PC_DROP_BATCH];
 	unsigned nc = 0, keep = 0;
 
+	PC_ASSERT_HELD(&f->ra_lock);
 	if (f->nr_drop && c->cfg.stickiness == PC_STICKY_AUTO &&
 	    advice(f) != POSIX_FADV_NOREUSE && drop_now(f, f->drop[0]) &&
 	    (f->drop_skip == 0 || --f->drop_skip == 0)) {

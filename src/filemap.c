@@ -203,6 +203,7 @@ static int read_locked(struct pc_mapping *m, const struct read_rec *rec,
 	struct pc_cache *c = m->cache;
 	int r;
 
+	PC_ASSERT(page_test(p, PG_locked));
 	rec_clear(c, rec, p);
 	/* A read in flight from here on (read_io marks it again). */
 	atomic_store_explicit(&p->io_pid, pc__io_owner(c, false),

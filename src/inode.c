@@ -113,6 +113,7 @@ void pc__mapping_put(struct pc_mapping *m)
 /* Onto the list of closed mappings, newest last; c->mappings_lock held. */
 static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
 {
+	PC_ASSERT_HELD(&c->mappings_lock);
 	pc_list_add_tail(&c->closed, &m->closed_link);
 	m->on_closed_list = true;
 	c->nr_closed++;
@@ -123,6 +124,7 @@ static void closed_add_locked(struct pc_cache *c, struct pc_mapping *m)
 /* Off the list of closed mappings, if on it; c->mappings_lock held. */
 static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
 {
+	PC_ASSERT_HELD(&c->mappings_lock);
 	if (!m->on_closed_list)
 		return;
 	if (atomic_load(&pc__bk(m)->fd) >= 0)
@@ -136,6 +138,7 @@ static void closed_del_locked(struct pc_cache *c, struct pc_mapping *m)
 static void table_remove_locked(struct pc_cache *c, struct pc_mapping *m)
 {
 	struct pc_mapping **pp = &c->hash[hash_of(c, m->dev, m->ino)];
+	PC_ASSERT_HELD(&c->mappings_lock);
 
 	for (; *pp; pp = &(*pp)->hash_next)
 		if (*pp == m) {
@@ -242,6 +245,7 @@ static struct pc_mapping *lookup_locked(struct pc_cache *c,
 					const struct stat *st)
 {
 	struct pc_mapping *m = c->hash[hash_of(c, st->st_dev, st->st_ino)];
+	PC_ASSERT_HELD(&c->mappings_lock);
 
 	while (m && (!pc__mapping_matches(m, st) || m->dead))
 		m = m->hash_next;

@@ -112,6 +112,7 @@ static bool uring_lost(struct pc_io *io)
 /* @req holds a slot from now on; lock held. */
 static void live_add_locked(struct pc_io_uring *u, struct pc_io_req *req)
 {
+	PC_ASSERT_HELD(&u->lock);
 	req->live_prev = NULL;
 	req->live_next = u->live;
 	if (u->live)

@@ -173,6 +173,7 @@ static void uring_end_slots(struct pc_io_uring *u, unsigned n)
 /* @req is about to end: off the list; lock held. */
 static void live_del_locked(struct pc_io_uring *u, struct pc_io_req *req)
 {
+	PC_ASSERT_HELD(&u->lock);
 	if (req->live_prev)
 		req->live_prev->live_next = req->live_next;
 	else

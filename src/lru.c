@@ -144,6 +144,7 @@ static void drain_adds(struct pc_cache *c, struct pc_page **pages, unsigned nr,
 static void activate_locked(struct pc_cache *c, struct pc_node *n,
 			    struct pc_page *p)
 {
+	PC_ASSERT_HELD(&n->lru_lock);
 	if (page_test(p, PG_active))
 		return;
 	if (!page_test(p, PG_lru)) {

@@ -239,6 +239,7 @@ static void stream_begin_locked(struct pc_file *f, uint64_t next)
 {
 	int slot = -1;
 
+	PC_ASSERT_HELD(&f->ra_lock);
 	if (atomic_load_explicit(&f->ra_stream, memory_order_relaxed))
 		return;
 	for (int k = 0; k < PC_RA_STREAMS; k++) {
@@ -257,6 +258,7 @@ void pc__ra_stream_end_locked(struct pc_file *f)
 {
 	int slot = atomic_load_explicit(&f->ra_stream, memory_order_relaxed);
 
+	PC_ASSERT_HELD(&f->ra_lock);
 	if (slot > 0)
 		atomic_store(&f->mapping->stream_pos[slot - 1], 0);
 	atomic_store_explicit(&f->ra_stream, 0, memory_order_relaxed);

@@ -362,6 +362,7 @@ static int write_all(int fd, const void *buf, size_t len)
 
 static void wbuf_flush_locked(struct pc_trace *t)
 {
+	PC_ASSERT_HELD(&t->drain_lock);
 	if (t->wlen && !t->werr) {
 		int err = write_all(t->fd, t->wbuf, t->wlen);
 
@@ -388,6 +389,7 @@ static uint64_t drain_ring_locked(struct pc_trace *t, struct pc_ring *r)
 	uint64_t total = head - tail;
 	const size_t rs = sizeof(struct pc_trace_rec);
 
+	PC_ASSERT_HELD(&t->drain_lock);
 	while (tail != head) {
 		struct pc_trace_block b = { PC_TRACE_BLOCK_MAGIC,
 					    PC_TRACE_BLK_EVENTS, 0, r->tid, 0 };
@@ -413,6 +415,7 @@ static uint64_t drain_ring_locked(struct pc_trace *t, struct pc_ring *r)
 
 static void retire_locked(struct pc_trace *t, struct pc_ring *r)
 {
+	PC_ASSERT_HELD(&t->drain_lock);
 	if (t->nr_retired == t->cap_retired) {
 		size_t cap = t->cap_retired ? 2 * t->cap_retired : 16;
 		void *n = realloc(t->retired, cap * sizeof(*t->retired));
@@ -434,6 +437,7 @@ static void unlink_locked(struct pc_trace *t, struct pc_ring *prev,
 {
 	struct pc_ring *expect = r;
 
+	PC_ASSERT_HELD(&t->drain_lock);
 	if (prev) {
 		prev->next = r->next;
 		return;
@@ -458,6 +462,7 @@ static uint64_t drain_pass_locked(struct pc_trace *t, bool *busy)
 	struct pc_ring *prev = NULL, *r, *next;
 	uint64_t total = 0;
 
+	PC_ASSERT_HELD(&t->drain_lock);
 	r = atomic_load_explicit(&t->rings, memory_order_acquire);
 	for (; r; r = next) {
 		bool orphan = atomic_load_explicit(&r->refs,
@@ -525,6 +530,7 @@ static void write_footer_locked(struct pc_trace *t)
 	struct pc_trace_thread_stat *st;
 	struct pc_ring *r;
 
+	PC_ASSERT_HELD(&t->drain_lock);
 	for (r = atomic_load(&t->rings); r; r = r->next)
 		n++;
 	st = calloc(n ? n : 1, sizeof(*st));

@@ -148,6 +148,7 @@ int pc__truncate_locked(struct pc_mapping *m, off_t len)
 	int64_t old = atomic_load(&m->size);
 	struct stat st;
 	bool stat_ok;
+	PC_ASSERT(pc__rwlock_held(&m->i_rwsem));
 
 	pc__lock(&m->disk_size_lock);
 	if (ftruncate(pc__bk(m)->fd, len) != 0) {

@@ -2,9 +2,12 @@
  * test_death.c - a process of a shared cache (shared=on) killed at the
  * points of the code where what it holds is hardest to give back: a test
  * hook (pagewait.h: PC_PARK, test builds) parks a forked child there, the
- * test kills it, and the reaper must mend what it left.  Asserted by the
- * counters (shared_locks_reaped, shared_waiters_reaped, ...) and by the
- * outcome: the lock free again, the waiter woken, no hang.
+ * test kills it, and the reaper must mend what it left.  The last six
+ * cases need no hook: the child takes what it is killed holding itself
+ * (locks, a file, I/O held in flight by the fault backend), as a hook
+ * would.  Asserted by the counters (shared_locks_reaped,
+ * shared_waiters_reaped, ...) and by the outcome: the lock free again,
+ * the waiter woken, no hang.
  *
  *   lock_taken_killed  killed just after pc__lock_page took the lock:
  *                    the lock is let go (its owner went in with it)
@@ -56,11 +59,36 @@
  *                    reap has not run (share.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
  *                    its own hold, taken after, is not
+ *   killed_io        a child killed with a read and a write of its own in
+ *                    flight (held by the fault backend): the reaper ends
+ *                    them - the read's page unlocked for another reader,
+ *                    the written page dirty again - so the creator reads
+ *                    the page and writes the child's data back
+ *   lock_holder_killed  a child killed while it holds the cache's
+ *                    mappings lock and a node's free lock (taken by the
+ *                    test, as a hook would): the creator opens, writes
+ *                    and reads on (the robust locks pass to it), and the
+ *                    cache says it is broken (pc_cache_broken)
+ *   inherited_killed  a child opens its own file of a descriptor it
+ *                    inherited (as the preload shim does after a fork),
+ *                    writes and is killed: its file is reaped, the
+ *                    parent's of the same descriptor goes on
+ *   pos_lock_killed  a child killed holding a file's pc_file_pos_lock
+ *                    (the shared file position's lock): the creator takes
+ *                    it next (robust), and the cache is not broken
+ *   locks_holder_killed  a child killed holding an i_rwsem shared, a page
+ *                    lock and another i_rwsem exclusive: the home's watch
+ *                    (a pidfd) finds it dead unasked and lets them go;
+ *                    the truncation and writes waiting for them end, the
+ *                    cache not broken, the page it held dirty
+ *   truncate_holder_killed  a child killed inside a truncation (after the
+ *                    disk's cut): no hang, and the cache says it is broken
  *
  * Under TSan a child of this multi-threaded process may not start threads
- * (die_after_fork): the caches use the sync backend, and no child here
- * starts one.  A hang would be a failure: the waits for a woken child are
- * bounded (WAIT_MS), never a measure of anything.
+ * (die_after_fork): the caches use the sync backend, and killed_io, whose
+ * child starts two, is skipped; no other child here starts one.  A hang
+ * would be a failure: the waits for a woken child are bounded (WAIT_MS),
+ * never a measure of anything.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +99,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +108,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "io.h"
 #include "node.h"
 #include "share.h"
 #include "tree.h"
@@ -90,14 +120,6 @@
 #define IO ""
 #endif
 #define WAIT_MS 60000	/* a woken child that does not say so: failed */
-
-/* Until @c has @n processes (the dead reaped, by this call or the home). */
-static void wait_processes(pc_cache *c, unsigned n)
-{
-	while (pc_cache_processes(c) > n)
-		tu_sleep_us(500);
-	assert_int_equal(pc_cache_processes(c), n);
-}
 
 /* One byte from @fd, or fail (a child that never got there). */
 static char read_byte(int fd)
@@ -116,15 +138,6 @@ static void wait_sleeper(pc_cache *c)
 {
 	while (!pc__pagewait_sleeping(&c->wait))
 		tu_sleep_us(200);
-}
-
-static void kill_wait(pid_t pid)
-{
-	int status;
-
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status));
 }
 
 static void exit_wait(pid_t pid)
@@ -210,8 +223,8 @@ static void test_lock_taken_killed(void **state)
 	}
 	assert_int_equal(read_byte(x.pipe[0]), PC_PARK_LOCKED);
 	assert_true(page_test(x.p, PG_locked));
-	kill_wait(pid);
-	wait_processes(x.c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(x.c, 1);
 	assert_int_equal(tu_vm(x.c, "shared_locks_reaped") - locks0, 1);
 	assert_true(pc__trylock_page(x.p));	/* let go */
 	assert_true(page_test(x.p, PG_dirty));	/* it may have written */
@@ -231,8 +244,8 @@ static void test_waiter_killed(void **state)
 	assert_true(pc__trylock_page(x.p));
 	pid = lock_child(&x, x.pipe[1]);
 	wait_sleeper(x.c);
-	kill_wait(pid);
-	wait_processes(x.c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(x.c, 1);
 	assert_int_equal(tu_vm(x.c, "shared_waiters_reaped") - waiters0, 1);
 	assert_int_equal(pc__pagewait_sleeping(&x.c->wait), 0);
 	pc__unlock_page(&x.c->wait, x.p);	/* no one to hand it to */
@@ -262,8 +275,8 @@ static void test_handed_killed(void **state)
 	pc__unlock_page(&x.c->wait, x.p);	/* handed to the stopped child */
 	assert_true(page_test(x.p, PG_locked));
 	assert_int_not_equal(page_lock_owner(x.p), 0);
-	kill_wait(pid);
-	wait_processes(x.c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(x.c, 1);
 	assert_int_equal(tu_vm(x.c, "shared_locks_reaped") - locks0, 1);
 	assert_true(pc__trylock_page(x.p));
 	pc__unlock_page(&x.c->wait, x.p);
@@ -298,10 +311,10 @@ static void waker_killed(const char *name, int where)
 	wait_sleeper(x.c);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read_byte(x.pipe[0]), where);
-	kill_wait(a);
+	tu_kill_wait(a);
 	assert_int_equal(read_byte(done[0]), 'l');	/* B was woken */
 	exit_wait(b);
-	wait_processes(x.c, 1);
+	tu_wait_processes(x.c, 1);
 	assert_int_equal(tu_vm(x.c, "shared_procs_reaped") - procs0, 2);
 	assert_true(pc__trylock_page(x.p));
 	pc__unlock_page(&x.c->wait, x.p);
@@ -384,8 +397,8 @@ static void wb_killed(const char *name, int where)
 	assert_true(page_test(p[0], PG_locked));
 	assert_int_equal(page_test(p[0], PG_writeback),
 			 where == PC_PARK_WB_MARKED);
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	assert_false(pc_cache_broken(c));
 	assert_false(page_test(p[0], PG_locked));
 	assert_false(page_test(p[0], PG_writeback));
@@ -450,8 +463,8 @@ static void test_read_ref_killed(void **state)
 	}
 	assert_int_equal(read_byte(ready[0]), PC_PARK_REF);
 	assert_int_equal(page_count(p[0]), 2);	/* the child's */
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	assert_int_equal(page_count(p[0]), 1);
 	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, 1);
 	truncate_frees(f, p, 1);
@@ -489,8 +502,8 @@ static void test_isolate_killed(void **state)
 			off++;
 		}
 	assert_true(off > 0);
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	for (unsigned i = 0; i < ISO_PAGES; i++) {
 		assert_true(page_test(p[i], PG_lru));	/* back on its list */
 		assert_int_equal(page_count(p[i]), 1);
@@ -543,7 +556,7 @@ static void test_pid_reused(void **state)
 	assert_false(pc__write_trylock(l));	/* the child's hold stands */
 	assert_int_equal(write(go[1], "g", 1), 1);
 	exit_wait(pid);
-	wait_processes(x.c, 1);
+	tu_wait_processes(x.c, 1);
 	assert_true(pc__write_trylock(l));
 	pc__write_unlock(l);
 	fix_fini(&x);
@@ -598,8 +611,8 @@ static void test_pins_killed(void **state)
 	assert_int_equal(page_count(p[0]), 3);
 	assert_int_equal(page_count(p[1]), 1);
 	assert_int_equal(page_count(p[2]), 3);
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	for (unsigned i = 0; i < PIN_PAGES; i++)
 		assert_int_equal(page_count(p[i]), 1);	/* the mapping's */
 	assert_int_equal(tu_vm(c, "shared_pins_reaped") - pins0,
@@ -666,8 +679,8 @@ static void test_pins_threads_killed(void **state)
 	assert_int_equal(read_byte(ready[0]), 'p');
 	assert_int_equal(page_count(p[0]), 2);
 	assert_int_equal(page_count(p[1]), 1);
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	assert_int_equal(page_count(p[0]), 1);
 	assert_int_equal(page_count(p[1]), 1);
 	assert_int_equal(tu_vm(c, "shared_pins_reaped") - pins0, 1);
@@ -701,8 +714,8 @@ static void test_read_wait_killed(void **state)
 	}
 	wait_sleeper(c);
 	assert_int_equal(page_count(p[0]), 2);	/* the child's */
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	assert_int_equal(page_count(p[0]), 1);
 	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, 1);
 	page_set(p[0], PG_uptodate);
@@ -743,8 +756,8 @@ static void test_ra_new_killed(void **state)
 		_exit(2);
 	}
 	assert_int_equal(read_byte(ready[0]), PC_PARK_RA_NEW);
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	counts_of(c, f, RA_PAGES, count);
 	for (unsigned i = 0; i < RA_PAGES; i++) {
 		struct pc_page *q;
@@ -823,8 +836,8 @@ static void test_wb_got_killed(void **state)
 	}
 	wait_sleeper(c);
 	assert_int_equal(page_count(p[0]), 2);	/* the gang's */
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	assert_int_equal(page_count(p[0]), 1);
 	assert_int_equal(tu_vm(c, "shared_refs_reaped") - refs0, 1);
 	pc__unlock_page(&c->wait, p[0]);
@@ -860,8 +873,8 @@ static void test_drain_killed(void **state)
 		_exit(2);
 	}
 	assert_int_equal(read_byte(ready[0]), PC_PARK_DRAIN);
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	counts_of(c, f, ISO_PAGES, count);
 	for (unsigned i = 0; i < ISO_PAGES; i++) {
 		struct pc_page *q = pc__find_get_page(f->mapping, i);
@@ -909,8 +922,8 @@ static void wb_end_killed(const char *name, int where)
 	}
 	assert_int_equal(read_byte(ready[0]), where);
 	assert_true(page_test(p[0], PG_writeback));
-	kill_wait(pid);
-	wait_processes(c, 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);
 	assert_false(page_test(p[0], PG_writeback));	/* no one waits */
 	assert_false(page_test(p[0], PG_locked));
 	assert_int_equal(page_count(p[0]), 1);
@@ -992,10 +1005,371 @@ static void test_exec_ebr(void **state)
 	assert_true(atomic_load(&x.c->ebr->nr_reaped) - reaped0 >= 1);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	exit_wait(pid);
-	wait_processes(x.c, 1);
+	tu_wait_processes(x.c, 1);
 	fix_fini(&x);
 	close(go[0]);
 	close(go[1]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Killed holding what it took itself, no hook: I/O, locks, a file.    */
+
+struct ki {
+	pc_file *f;
+	char buf[PG];
+};
+
+static void *ki_fsync(void *arg)
+{
+	struct ki *k = arg;
+
+	pc_fsync(k->f);		/* held: never returns */
+	return NULL;
+}
+
+static void *ki_read(void *arg)
+{
+	struct ki *k = arg;
+
+	pc_pread(k->f, k->buf, PG, 0);	/* held: never returns */
+	return NULL;
+}
+
+static void test_killed_io(void **state)
+{
+#ifdef PC_TSAN
+	skip();		/* the child starts threads (see the top) */
+#endif
+	const char *path = tu_path("killed_io");
+	pc_cache *c = tu_cache("shared=on memory=4M io=fault");
+	uint64_t seed = tu_seed("death killed_io");
+	unsigned char want[PG], buf[PG];
+	uint64_t io0;
+	pid_t pid;
+	int ready[2];
+	char b;
+
+	(void)state;
+	tu_make_file(path, 4, seed);
+	memset(want, 'k', sizeof(want));
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static _Atomic bool never;
+		struct pc_io_fault hold_w = { .op = PC_IO_WRITE, .fd = -1,
+					      .count = -1, .gate = &never };
+		struct pc_io_fault hold_r = { .op = PC_IO_READ, .fd = -1,
+					      .off_lo = 0, .off_hi = PG,
+					      .count = -1, .gate = &never };
+		static struct ki k;
+		pthread_t t1, t2;
+
+		if (pc_open(c, path, O_RDWR, 0, &k.f) ||
+		    pc_pread(k.f, buf, PG, 3 * PG) != PG)	/* our I/O made */
+			_exit(2);
+		if (pc__io_fault_add(pc__local(c)->io, &hold_w) ||
+		    pc__io_fault_add(pc__local(c)->io, &hold_r))
+			_exit(3);
+		if (pc_pwrite(k.f, want, PG, PG) != PG)
+			_exit(4);
+		if (pthread_create(&t1, NULL, ki_fsync, &k) ||
+		    pthread_create(&t2, NULL, ki_read, &k))
+			_exit(5);
+		while (pc__io_fault_hits(pc__local(c)->io) < 2)
+			tu_sleep_us(200);	/* both held in flight */
+		if (write(ready[1], "r", 1) != 1)
+			_exit(6);
+		pause();
+		_exit(7);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	io0 = tu_vm(c, "shared_io_reaped");
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);	/* reaped now */
+	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0, 2);
+	assert_int_equal(tu_vm(c, "nr_writeback"), 0);
+	{
+		pc_file *f;
+
+		assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+		tu_read_page(f, 0, seed);	/* read here, after all */
+		assert_int_equal(pc_pread(f, buf, PG, PG), PG);
+		assert_memory_equal(buf, want, PG);
+		assert_int_equal(pc_close(f), 0);
+	}
+	assert_int_equal(pc_cache_sync(c), 0);
+	{
+		int fd = open(path, O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(pread(fd, buf, PG, PG), PG);
+		close(fd);
+		assert_memory_equal(buf, want, PG);
+	}
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_lock_holder_killed(void **state)
+{
+	const char *path = tu_path("holder");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	unsigned char buf[PG];
+	pc_file *f;
+	pid_t pid;
+	int ready[2];
+	char b;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc__lock(&c->mappings_lock);
+		pc__lock_counted(&c->nodes[0].free_lock);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed holding both */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_false(pc_cache_broken(c));
+	tu_kill_wait(pid);
+	/* Both locks are taken here next: no hang. */
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644,
+				 &f), 0);
+	memset(buf, 'h', sizeof(buf));
+	assert_int_equal(pc_pwrite(f, buf, PG, 0), PG);
+	memset(buf, 0, sizeof(buf));
+	assert_int_equal(pc_pread(f, buf, PG, 0), PG);
+	assert_int_equal(buf[0], 'h');
+	assert_true(pc_cache_broken(c));
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	tu_disk_check(path, (unsigned char[PG]){ [0 ... PG - 1] = 'h' }, PG);
+	assert_false(pc_cache_broken(NULL));
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/*
+ * What the preload shim does with a description a fork shared: the child
+ * opens its own pc_file of the inherited descriptor (pc_open_fd) and
+ * writes through it; killed, the child's file is reaped (its pid), the
+ * parent's, of the same descriptor, is not: it reads the child's write,
+ * writes on, closes, and everything reaches the disk.
+ */
+static void test_inherited_killed(void **state)
+{
+	const char *path = tu_path("inherited");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	uint64_t files0 = tu_vm(c, "shared_files_reaped");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), ready[2];
+	unsigned char back[16] = { 0 };
+	pc_file *f;
+	pid_t pid;
+	char b;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(pc_open_fd(c, fd, O_RDWR, &f), 0);
+	assert_int_equal(pc_pwrite(f, "parent;", 7, 0), 7);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc_file *mine;
+
+		if (pc_open_fd(c, fd, O_RDWR, &mine) || pc_pwrite(mine, "child;", 6, 7) != 6 ||
+		    write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed, its file open */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	tu_kill_wait(pid);
+	tu_wait_processes(c, 1);	/* reaped it */
+	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
+	assert_int_equal(pc_pread(f, back, sizeof(back), 0), 13);
+	assert_memory_equal(back, "parent;child;", 13);
+	assert_int_equal(pc_pwrite(f, "again", 5, 13), 5);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_sync(c), 0);
+	tu_disk_check(path, "parent;child;again", 18);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(fd);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/*
+ * pc_file_pos_lock guards no state of the cache, only its callers' read,
+ * call and set of the kernel's offset: a child killed holding it hands it
+ * to the next taker without breaking the cache.
+ */
+static void test_pos_lock_killed(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	pc_file *f;
+	pid_t pid;
+	int ready[2];
+	char b;
+
+	(void)state;
+	assert_int_equal(pc_open(c, tu_path("fpos"), O_RDWR | O_CREAT | O_TRUNC,
+				 0644, &f), 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (pc_file_pos_lock(f) != 0 || write(ready[1], "r", 1) != 1)
+			_exit(2);
+		pause();	/* killed holding it */
+		_exit(3);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	tu_kill_wait(pid);
+	assert_int_equal(pc_file_pos_lock(f), 0);	/* no hang */
+	assert_int_equal(pc_pwrite(f, "x", 1, 0), 1);	/* held: the file's calls */
+	assert_int_equal(pc_file_pos_unlock(f), 0);
+	assert_int_equal(pc_file_pos_lock(f), 0);	/* consistent again */
+	assert_int_equal(pc_file_pos_unlock(f), 0);
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(pc_file_pos_lock(NULL), -EINVAL);
+	assert_int_equal(pc_file_pos_unlock(NULL), -EINVAL);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* ------------------------------------------------------------------ */
+
+/*
+ * A child killed holding what the lock-order table has above the mutexes
+ * (taken by the test, as a hook would): one file's i_rwsem shared and a
+ * page lock of it, another's i_rwsem exclusive.  Nobody asks the table of
+ * processes: the home's watch of the child finds it dead and lets go, so
+ * the truncation, the write to the locked page and the write under the
+ * other i_rwsem end; the locked page, uptodate, is dirty from then on
+ * (its writer may have changed it), and the cache is not broken.
+ */
+static void test_locks_holder_killed(void **state)
+{
+	const char *pa = tu_path("locks_a"), *pb = tu_path("locks_b");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	uint64_t locks0 = tu_vm(c, "shared_locks_reaped");
+	uint64_t procs0 = tu_vm(c, "shared_procs_reaped");
+	unsigned char buf[PG];
+	pc_file *fa, *fb;
+	pid_t pid;
+	int status, ready[2];
+	char b;
+
+	(void)state;
+	tu_make_file(pa, 4, 11);
+	tu_make_file(pb, 4, 12);
+	assert_int_equal(pc_open(c, pa, O_RDWR, 0, &fa), 0);
+	assert_int_equal(pc_open(c, pb, O_RDWR, 0, &fb), 0);
+	tu_read_page(fa, 0, 11);	/* page 0 cached, uptodate */
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pc_page *p = pc__find_get_page(fa->mapping, 0);
+
+		if (!p)
+			_exit(2);
+		pc__read_lock(&fa->mapping->i_rwsem);
+		pc__lock_page(&c->wait, p);
+		/* (a trylock: two i_rwsems are never both waited for) */
+		if (!pc__write_trylock(&fb->mapping->i_rwsem))
+			_exit(5);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		pause();	/* killed holding the three */
+		_exit(4);
+	}
+	close(ready[1]);
+	if (read(ready[0], &b, 1) != 1) {
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		fail_msg("child status %#x", status);
+	}
+	tu_kill_wait(pid);
+	assert_int_equal(pc_ftruncate(fa, 3 * PG), 0);	/* i_rwsem */
+	assert_int_equal(pc_pwrite(fa, "k", 1, 0), 1);	/* the page lock */
+	assert_int_equal(pc_pwrite(fb, "m", 1, 0), 1);	/* the other one */
+	tu_wait_processes(c, 1);	/* its reap over: counted at its end */
+	assert_int_equal(tu_vm(c, "shared_locks_reaped") - locks0, 3);
+	assert_int_equal(tu_vm(c, "shared_procs_reaped") - procs0, 1);
+	assert_false(pc_cache_broken(c));
+	assert_int_equal(pc_pread(fa, buf, PG, 0), PG);
+	assert_int_equal(buf[0], 'k');
+	assert_int_equal(pc_fsync(fa), 0);
+	assert_int_equal(pc_close(fa), 0);
+	assert_int_equal(pc_close(fb), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	{
+		int fd = open(pa, O_RDONLY);
+		struct stat st;
+
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(st.st_size, 3 * PG);
+		assert_int_equal(pread(fd, buf, 1, 0), 1);
+		assert_int_equal(buf[0], 'k');
+		close(fd);
+	}
+	close(ready[0]);
+}
+
+/*
+ * A child dies in the middle of a truncation, after the disk was cut
+ * (held there by the test, as a hook would: i_rwsem exclusive, marked as
+ * the truncation marks it): the cache cannot mend what it left, so the
+ * reaper says it is broken.
+ */
+static void test_truncate_holder_killed(void **state)
+{
+	const char *path = tu_path("trunc_killed");
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	pc_file *f;
+	pid_t pid;
+	int ready[2];
+	char b;
+
+	(void)state;
+	tu_make_file(path, 4, 13);
+	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pc__write_lock(&f->mapping->i_rwsem);
+		pc__rwlock_fragile(&f->mapping->i_rwsem, true);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	tu_kill_wait(pid);
+	assert_int_equal(pc_ftruncate(f, PG), 0);	/* no hang */
+	assert_true(pc_cache_broken(c));
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 int main(void)
@@ -1020,6 +1394,12 @@ int main(void)
 		cmocka_unit_test(test_wb_ending_killed),
 		cmocka_unit_test(test_wb_queued_killed),
 		cmocka_unit_test(test_exec_ebr),
+		cmocka_unit_test(test_killed_io),
+		cmocka_unit_test(test_lock_holder_killed),
+		cmocka_unit_test(test_inherited_killed),
+		cmocka_unit_test(test_pos_lock_killed),
+		cmocka_unit_test(test_locks_holder_killed),
+		cmocka_unit_test(test_truncate_holder_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -290,7 +290,7 @@ static void test_shared_rwlock_reap(void **state)
 {
 	struct pc_rwlock *l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int ready[2], status;
+	int ready[2];
 	pthread_t t;
 	pid_t pid;
 	char b;
@@ -314,8 +314,7 @@ static void test_shared_rwlock_reap(void **state)
 	assert_int_equal(read(ready[0], &b, 1), 1);
 	assert_false(pc__write_trylock(l));	/* the child reads */
 	assert_int_equal(pc__rwlock_reap(l, getpid(), NULL), 0);	/* not ours */
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tu_kill_wait(pid);
 	/* A writer waits for it (or comes after the reap: the same). */
 	assert_int_equal(pthread_create(&t, NULL, srw_take_write, l), 0);
 	assert_int_equal(pc__rwlock_reap(l, pid, NULL), PC_RW_REAPED);

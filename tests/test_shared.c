@@ -22,33 +22,9 @@
  *                    the home runs already: their descriptors went to the
  *                    escrow (no wake-up of the home), and every byte is
  *                    on the disk after the home's sync all the same
- *   killed_io        a child killed with a read and a write of its own in
- *                    flight (held by the fault backend): the reaper ends
- *                    them - the read's page unlocked for another reader,
- *                    the written page dirty again - so the creator reads
- *                    the page and writes the child's data back
  *   errors_once      a write error met by a child's fsync is reported
  *                    once to each open file, in either process: the
  *                    child's file and the creator's, then no more
- *   lock_holder_killed  a child killed while it holds the cache's
- *                    mappings lock and a node's free lock (taken by the
- *                    test, as a hook would): the creator opens, writes
- *                    and reads on (the robust locks pass to it), and the
- *                    cache says it is broken (pc_cache_broken)
- *   inherited_killed  a child opens its own file of a descriptor it
- *                    inherited (as the preload shim does after a fork),
- *                    writes and is killed: its file is reaped, the
- *                    parent's of the same descriptor goes on
- *   pos_lock_killed  a child killed holding a file's pc_file_pos_lock
- *                    (the shared file position's lock): the creator takes
- *                    it next (robust), and the cache is not broken
- *   locks_holder_killed  a child killed holding an i_rwsem shared, a page
- *                    lock and another i_rwsem exclusive: the home's watch
- *                    (a pidfd) finds it dead unasked and lets them go;
- *                    the truncation and writes waiting for them end, the
- *                    cache not broken, the page it held dirty
- *   truncate_holder_killed  a child killed inside a truncation (after the
- *                    disk's cut): no hang, and the cache says it is broken
  *   spawn            pc_cache_spawn's cache process serves a named cache
  *                    while anyone uses it: the caller leaves, a child it
  *                    forked is killed, and its data still reaches the
@@ -72,8 +48,13 @@
  * a child of this multi-threaded process may not start threads
  * (die_after_fork): the caches use the sync backend (no completion
  * thread), and the cases whose children start threads of their own
- * (random_model, killed_io, errors_once's fault rules need none) are
- * skipped; test_ebr and test_pagewait cover the shared structures' races.
+ * (random_model; errors_once's fault rules need none) are skipped;
+ * test_ebr and test_pagewait cover the shared structures' races.
+ *
+ * A process killed holding what the reaper must give back (its I/O, its
+ * locks, its files) is test_death's; the kills here are of processes
+ * whose files the home writes back (killed_writer, killed_escrow, spawn,
+ * attach_exec).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +75,6 @@
 #include "util.h"
 #include "internal.h"
 #include "io.h"
-#include "node.h"
 #include "share.h"
 #include "shm.h"
 
@@ -105,17 +85,6 @@
 #define IO ""
 #endif
 
-/*
- * Until @c has @n processes: a dead one counts while it is reaped, by
- * this call or by the home's watch of it, whichever came first.
- */
-static void wait_processes(pc_cache *c, unsigned n)
-{
-	while (pc_cache_processes(c) > n)
-		tu_sleep_us(500);
-	assert_int_equal(pc_cache_processes(c), n);
-}
-
 static void *shared_buf(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -123,23 +92,6 @@ static void *shared_buf(size_t len)
 
 	assert_true(p != MAP_FAILED);
 	return p;
-}
-
-static void disk_check(const char *path, const unsigned char *want,
-		       size_t len)
-{
-	unsigned char *got = malloc(len);
-	int fd = open(path, O_RDONLY);
-
-	assert_non_null(got);
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, got, len, 0), (ssize_t)len);
-	close(fd);
-	for (size_t i = 0; i < len; i++)
-		if (got[i] != want[i])
-			fail_msg("%s: byte %zu is %#x on the disk, want %#x",
-				 path, i, got[i], want[i]);
-	free(got);
 }
 
 /* ------------------------------------------------------------------ */
@@ -201,9 +153,9 @@ static void test_fork_coherence(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	wait_processes(c, 1);
+	tu_wait_processes(c, 1);
 	assert_int_equal(pc_cache_sync(c), 0);
-	disk_check(path, want, sizeof(want));
+	tu_disk_check(path, want, sizeof(want));
 	pc_close(f);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	close(go[0]);
@@ -335,7 +287,7 @@ static void test_random_model(void **state)
 	assert_true(tu_vm(x->c, "nr_file_pages") <= 512);
 	assert_int_equal(pc_cache_sync(x->c), 0);
 	for (unsigned fi = 0; fi < RM_FILES; fi++) {
-		disk_check(x->path[fi], x->model[fi], bytes);
+		tu_disk_check(x->path[fi], x->model[fi], bytes);
 		assert_int_equal(pc_close(x->f[fi]), 0);
 		munmap(x->model[fi], bytes);
 	}
@@ -415,7 +367,7 @@ static void test_killed_writer(void **state)
 	uint64_t reaped0 = tu_vm(c, "shared_procs_reaped");
 	uint64_t files0 = tu_vm(c, "shared_files_reaped");
 	pid_t pid;
-	int status, ready[2];
+	int ready[2];
 	char b;
 
 	(void)state;
@@ -438,19 +390,17 @@ static void test_killed_writer(void **state)
 		_exit(5);
 	}
 	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status));
+	tu_kill_wait(pid);
 	assert_true(tu_vm(c, "shared_fds_sent") - sent0 >= 1);
 	/* The child made the device's bdi: the home had to start its
 	 * flusher, so the descriptor went to its socket, not the escrow. */
 	assert_int_equal(tu_vm(c, "shared_fds_escrowed") - escrowed0, 0);
-	wait_processes(c, 1);	/* reaped it */
+	tu_wait_processes(c, 1);	/* reaped it */
 	assert_int_equal(tu_vm(c, "shared_procs_reaped") - reaped0, 1);
 	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
 	/* Nothing written yet needs to be: the creator writes it all. */
 	assert_int_equal(pc_cache_sync(c), 0);
-	disk_check(path, want, bytes);
+	tu_disk_check(path, want, bytes);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	free(want);
 	close(ready[0]);
@@ -469,7 +419,7 @@ static void test_killed_escrow(void **state)
 	uint64_t sent0, escrowed0;
 	pc_file *f;
 	pid_t pid;
-	int status, ready[2];
+	int ready[2];
 	char b;
 
 	(void)state;
@@ -505,120 +455,15 @@ static void test_killed_escrow(void **state)
 		_exit(5);
 	}
 	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status));
+	tu_kill_wait(pid);
 	assert_int_equal(tu_vm(c, "shared_fds_sent") - sent0, KE_FILES);
 	assert_int_equal(tu_vm(c, "shared_fds_escrowed") - escrowed0, KE_FILES);
-	wait_processes(c, 1);
+	tu_wait_processes(c, 1);
 	/* The home's sync takes what the escrow still holds. */
 	assert_int_equal(pc_cache_sync(c), 0);
 	for (int i = 0; i < KE_FILES; i++) {
-		disk_check(path[i], want[i], bytes);
+		tu_disk_check(path[i], want[i], bytes);
 		free(want[i]);
-	}
-	assert_int_equal(pc_cache_destroy(c), 0);
-	close(ready[0]);
-	close(ready[1]);
-}
-
-/* ------------------------------------------------------------------ */
-
-struct ki {
-	pc_file *f;
-	char buf[PG];
-};
-
-static void *ki_fsync(void *arg)
-{
-	struct ki *k = arg;
-
-	pc_fsync(k->f);		/* held: never returns */
-	return NULL;
-}
-
-static void *ki_read(void *arg)
-{
-	struct ki *k = arg;
-
-	pc_pread(k->f, k->buf, PG, 0);	/* held: never returns */
-	return NULL;
-}
-
-static void test_killed_io(void **state)
-{
-#ifdef PC_TSAN
-	skip();		/* the child starts threads (see the top) */
-#endif
-	const char *path = tu_path("killed_io");
-	pc_cache *c = tu_cache("shared=on memory=4M io=fault");
-	uint64_t seed = tu_seed("shared killed_io");
-	unsigned char want[PG], buf[PG];
-	uint64_t io0;
-	pid_t pid;
-	int status, ready[2];
-	char b;
-
-	(void)state;
-	tu_make_file(path, 4, seed);
-	memset(want, 'k', sizeof(want));
-	assert_int_equal(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		static _Atomic bool never;
-		struct pc_io_fault hold_w = { .op = PC_IO_WRITE, .fd = -1,
-					      .count = -1, .gate = &never };
-		struct pc_io_fault hold_r = { .op = PC_IO_READ, .fd = -1,
-					      .off_lo = 0, .off_hi = PG,
-					      .count = -1, .gate = &never };
-		static struct ki k;
-		pthread_t t1, t2;
-
-		if (pc_open(c, path, O_RDWR, 0, &k.f) ||
-		    pc_pread(k.f, buf, PG, 3 * PG) != PG)	/* our I/O made */
-			_exit(2);
-		if (pc__io_fault_add(pc__local(c)->io, &hold_w) ||
-		    pc__io_fault_add(pc__local(c)->io, &hold_r))
-			_exit(3);
-		if (pc_pwrite(k.f, want, PG, PG) != PG)
-			_exit(4);
-		if (pthread_create(&t1, NULL, ki_fsync, &k) ||
-		    pthread_create(&t2, NULL, ki_read, &k))
-			_exit(5);
-		while (pc__io_fault_hits(pc__local(c)->io) < 2)
-			tu_sleep_us(200);	/* both held in flight */
-		if (write(ready[1], "r", 1) != 1)
-			_exit(6);
-		pause();
-		_exit(7);
-	}
-	assert_int_equal(read(ready[0], &b, 1), 1);
-	io0 = tu_vm(c, "shared_io_reaped");
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status));
-	wait_processes(c, 1);	/* reaped now */
-	assert_int_equal(tu_vm(c, "shared_io_reaped") - io0, 2);
-	assert_int_equal(tu_vm(c, "nr_writeback"), 0);
-	{
-		pc_file *f;
-
-		assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
-		tu_read_page(f, 0, seed);	/* read here, after all */
-		assert_int_equal(pc_pread(f, buf, PG, PG), PG);
-		assert_memory_equal(buf, want, PG);
-		assert_int_equal(pc_close(f), 0);
-	}
-	assert_int_equal(pc_cache_sync(c), 0);
-	{
-		int fd = open(path, O_RDONLY);
-
-		assert_true(fd >= 0);
-		assert_int_equal(pread(fd, buf, PG, PG), PG);
-		close(fd);
-		assert_memory_equal(buf, want, PG);
 	}
 	assert_int_equal(pc_cache_destroy(c), 0);
 	close(ready[0]);
@@ -674,270 +519,6 @@ static void test_errors_once(void **state)
 
 /* ------------------------------------------------------------------ */
 
-static void test_lock_holder_killed(void **state)
-{
-	const char *path = tu_path("holder");
-	pc_cache *c = tu_cache("shared=on memory=4M" IO);
-	unsigned char buf[PG];
-	pc_file *f;
-	pid_t pid;
-	int status, ready[2];
-	char b;
-
-	(void)state;
-	assert_int_equal(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pc__lock(&c->mappings_lock);
-		pc__lock_counted(&c->nodes[0].free_lock);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
-		pause();	/* killed holding both */
-		_exit(3);
-	}
-	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_false(pc_cache_broken(c));
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	/* Both locks are taken here next: no hang. */
-	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644,
-				 &f), 0);
-	memset(buf, 'h', sizeof(buf));
-	assert_int_equal(pc_pwrite(f, buf, PG, 0), PG);
-	memset(buf, 0, sizeof(buf));
-	assert_int_equal(pc_pread(f, buf, PG, 0), PG);
-	assert_int_equal(buf[0], 'h');
-	assert_true(pc_cache_broken(c));
-	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc_cache_destroy(c), 0);
-	disk_check(path, (unsigned char[PG]){ [0 ... PG - 1] = 'h' }, PG);
-	assert_false(pc_cache_broken(NULL));
-	close(ready[0]);
-	close(ready[1]);
-}
-
-/*
- * What the preload shim does with a description a fork shared: the child
- * opens its own pc_file of the inherited descriptor (pc_open_fd) and
- * writes through it; killed, the child's file is reaped (its pid), the
- * parent's, of the same descriptor, is not: it reads the child's write,
- * writes on, closes, and everything reaches the disk.
- */
-static void test_inherited_killed(void **state)
-{
-	const char *path = tu_path("inherited");
-	pc_cache *c = tu_cache("shared=on memory=4M" IO);
-	uint64_t files0 = tu_vm(c, "shared_files_reaped");
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644), status, ready[2];
-	unsigned char back[16] = { 0 };
-	pc_file *f;
-	pid_t pid;
-	char b;
-
-	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(pc_open_fd(c, fd, O_RDWR, &f), 0);
-	assert_int_equal(pc_pwrite(f, "parent;", 7, 0), 7);
-	assert_int_equal(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pc_file *mine;
-
-		if (pc_open_fd(c, fd, O_RDWR, &mine) || pc_pwrite(mine, "child;", 6, 7) != 6 ||
-		    write(ready[1], "r", 1) != 1)
-			_exit(2);
-		pause();	/* killed, its file open */
-		_exit(3);
-	}
-	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	wait_processes(c, 1);	/* reaped it */
-	assert_int_equal(tu_vm(c, "shared_files_reaped") - files0, 1);
-	assert_int_equal(pc_pread(f, back, sizeof(back), 0), 13);
-	assert_memory_equal(back, "parent;child;", 13);
-	assert_int_equal(pc_pwrite(f, "again", 5, 13), 5);
-	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc_cache_sync(c), 0);
-	disk_check(path, (const unsigned char *)"parent;child;again", 18);
-	assert_int_equal(pc_cache_destroy(c), 0);
-	close(fd);
-	close(ready[0]);
-	close(ready[1]);
-}
-
-/*
- * pc_file_pos_lock guards no state of the cache, only its callers' read,
- * call and set of the kernel's offset: a child killed holding it hands it
- * to the next taker without breaking the cache.
- */
-static void test_pos_lock_killed(void **state)
-{
-	pc_cache *c = tu_cache("shared=on memory=4M" IO);
-	pc_file *f;
-	pid_t pid;
-	int status, ready[2];
-	char b;
-
-	(void)state;
-	assert_int_equal(pc_open(c, tu_path("fpos"), O_RDWR | O_CREAT | O_TRUNC,
-				 0644, &f), 0);
-	assert_int_equal(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (pc_file_pos_lock(f) != 0 || write(ready[1], "r", 1) != 1)
-			_exit(2);
-		pause();	/* killed holding it */
-		_exit(3);
-	}
-	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(pc_file_pos_lock(f), 0);	/* no hang */
-	assert_int_equal(pc_pwrite(f, "x", 1, 0), 1);	/* held: the file's calls */
-	assert_int_equal(pc_file_pos_unlock(f), 0);
-	assert_int_equal(pc_file_pos_lock(f), 0);	/* consistent again */
-	assert_int_equal(pc_file_pos_unlock(f), 0);
-	assert_false(pc_cache_broken(c));
-	assert_int_equal(pc_file_pos_lock(NULL), -EINVAL);
-	assert_int_equal(pc_file_pos_unlock(NULL), -EINVAL);
-	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc_cache_destroy(c), 0);
-	close(ready[0]);
-	close(ready[1]);
-}
-
-/* ------------------------------------------------------------------ */
-
-/*
- * A child killed holding what the lock-order table has above the mutexes
- * (taken by the test, as a hook would): one file's i_rwsem shared and a
- * page lock of it, another's i_rwsem exclusive.  Nobody asks the table of
- * processes: the home's watch of the child finds it dead and lets go, so
- * the truncation, the write to the locked page and the write under the
- * other i_rwsem end; the locked page, uptodate, is dirty from then on
- * (its writer may have changed it), and the cache is not broken.
- */
-static void test_locks_holder_killed(void **state)
-{
-	const char *pa = tu_path("locks_a"), *pb = tu_path("locks_b");
-	pc_cache *c = tu_cache("shared=on memory=4M" IO);
-	uint64_t locks0 = tu_vm(c, "shared_locks_reaped");
-	uint64_t procs0 = tu_vm(c, "shared_procs_reaped");
-	unsigned char buf[PG];
-	pc_file *fa, *fb;
-	pid_t pid;
-	int status, ready[2];
-	char b;
-
-	(void)state;
-	tu_make_file(pa, 4, 11);
-	tu_make_file(pb, 4, 12);
-	assert_int_equal(pc_open(c, pa, O_RDWR, 0, &fa), 0);
-	assert_int_equal(pc_open(c, pb, O_RDWR, 0, &fb), 0);
-	tu_read_page(fa, 0, 11);	/* page 0 cached, uptodate */
-	assert_int_equal(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct pc_page *p = pc__find_get_page(fa->mapping, 0);
-
-		if (!p)
-			_exit(2);
-		pc__read_lock(&fa->mapping->i_rwsem);
-		pc__lock_page(&c->wait, p);
-		/* (a trylock: two i_rwsems are never both waited for) */
-		if (!pc__write_trylock(&fb->mapping->i_rwsem))
-			_exit(5);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(3);
-		pause();	/* killed holding the three */
-		_exit(4);
-	}
-	close(ready[1]);
-	if (read(ready[0], &b, 1) != 1) {
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		fail_msg("child status %#x", status);
-	}
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(pc_ftruncate(fa, 3 * PG), 0);	/* i_rwsem */
-	assert_int_equal(pc_pwrite(fa, "k", 1, 0), 1);	/* the page lock */
-	assert_int_equal(pc_pwrite(fb, "m", 1, 0), 1);	/* the other one */
-	wait_processes(c, 1);	/* its reap over: counted at its end */
-	assert_int_equal(tu_vm(c, "shared_locks_reaped") - locks0, 3);
-	assert_int_equal(tu_vm(c, "shared_procs_reaped") - procs0, 1);
-	assert_false(pc_cache_broken(c));
-	assert_int_equal(pc_pread(fa, buf, PG, 0), PG);
-	assert_int_equal(buf[0], 'k');
-	assert_int_equal(pc_fsync(fa), 0);
-	assert_int_equal(pc_close(fa), 0);
-	assert_int_equal(pc_close(fb), 0);
-	assert_int_equal(pc_cache_destroy(c), 0);
-	{
-		int fd = open(pa, O_RDONLY);
-		struct stat st;
-
-		assert_true(fd >= 0);
-		assert_int_equal(fstat(fd, &st), 0);
-		assert_int_equal(st.st_size, 3 * PG);
-		assert_int_equal(pread(fd, buf, 1, 0), 1);
-		assert_int_equal(buf[0], 'k');
-		close(fd);
-	}
-	close(ready[0]);
-}
-
-/*
- * A child dies in the middle of a truncation, after the disk was cut
- * (held there by the test, as a hook would: i_rwsem exclusive, marked as
- * the truncation marks it): the cache cannot mend what it left, so the
- * reaper says it is broken.
- */
-static void test_truncate_holder_killed(void **state)
-{
-	const char *path = tu_path("trunc_killed");
-	pc_cache *c = tu_cache("shared=on memory=4M" IO);
-	pc_file *f;
-	pid_t pid;
-	int status, ready[2];
-	char b;
-
-	(void)state;
-	tu_make_file(path, 4, 13);
-	assert_int_equal(pc_open(c, path, O_RDWR, 0, &f), 0);
-	assert_int_equal(pipe(ready), 0);
-	fflush(stdout);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pc__write_lock(&f->mapping->i_rwsem);
-		pc__rwlock_fragile(&f->mapping->i_rwsem, true);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(3);
-		pause();
-		_exit(4);
-	}
-	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(pc_ftruncate(f, PG), 0);	/* no hang */
-	assert_true(pc_cache_broken(c));
-	assert_int_equal(pc_close(f), 0);
-	assert_int_equal(pc_cache_destroy(c), 0);
-	close(ready[0]);
-	close(ready[1]);
-}
-
-/* ------------------------------------------------------------------ */
-
 /*
  * pc_cache_spawn: a cache process of its own serves the named cache.  The
  * caller joins it, a child writes a file only it opened and is killed;
@@ -955,7 +536,7 @@ static void test_spawn(void **state)
 	size_t bytes = 5 * PG + 77;
 	unsigned char *want = malloc(bytes), *got = malloc(bytes + 1);
 	char name[64], cfg[128], shm[128];
-	int status, ready[2], fd;
+	int ready[2], fd;
 	pc_cache *c;
 	pid_t pid;
 	char b;
@@ -994,8 +575,7 @@ static void test_spawn(void **state)
 	assert_int_equal(read(ready[0], &b, 1), 1);
 	assert_int_equal(pc_cache_destroy(c), 0);	/* we only leave */
 	assert_int_equal(access(shm, F_OK), 0);		/* it serves on */
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tu_kill_wait(pid);
 	while (access(shm, F_OK) == 0)	/* until its cache process ends it */
 		tu_sleep_us(10000);
 	fd = open(path, O_RDONLY);
@@ -1144,7 +724,7 @@ static void test_detach(void **state)
 	(void)state;
 	tu_make_file(tu_path("detach"), 4, 1);
 	tu_in_children(2, detach_child, c);
-	wait_processes(c, 1);
+	tu_wait_processes(c, 1);
 	assert_int_equal(pc_open(c, tu_path("detach"), O_RDWR, 0, &f), 0);
 	assert_int_equal(pc_pread(f, buf, 8, 0), 8);
 	assert_memory_equal(buf, "child!!!", 8);
@@ -1246,9 +826,7 @@ static void test_attach_exec(void **state)
 	/* The exec'd child's write, seen without a reopen. */
 	assert_int_equal(pc_pread(f, buf, 12, 4096), 12);
 	assert_memory_equal(buf, "exec'd child", 12);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status));
+	tu_kill_wait(pid);
 	assert_int_equal(pc_cache_sync(c), 0);
 	{
 		char disk[20];
@@ -1300,13 +878,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_one_budget),
 		cmocka_unit_test(test_killed_writer),
 		cmocka_unit_test(test_killed_escrow),
-		cmocka_unit_test(test_killed_io),
 		cmocka_unit_test(test_errors_once),
-		cmocka_unit_test(test_lock_holder_killed),
-		cmocka_unit_test(test_inherited_killed),
-		cmocka_unit_test(test_pos_lock_killed),
-		cmocka_unit_test(test_locks_holder_killed),
-		cmocka_unit_test(test_truncate_holder_killed),
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_send_unlocked),
 		cmocka_unit_test(test_detach),

@@ -313,15 +313,6 @@ static pid_t hold_and_wait(struct pc_shm *s, struct pc_lock *l)
 	return pid;
 }
 
-static void kill_wait(pid_t pid)
-{
-	int status;
-
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status));
-}
-
 static void test_holder_killed(void **state)
 {
 	struct pc_shm *s;
@@ -331,7 +322,7 @@ static void test_holder_killed(void **state)
 	(void)state;
 	assert_int_equal(pc__shm_create(&s, NULL, 8 * MIB), 0);
 	/* The allocator's lock: nothing to repair, the region stays whole. */
-	kill_wait(hold_and_wait(s, NULL));
+	tu_kill_wait(hold_and_wait(s, NULL));
 	p = pc__shm_alloc(s, 100);
 	assert_non_null(p);
 	pc__shm_free(s, p, 100);
@@ -340,7 +331,7 @@ static void test_holder_killed(void **state)
 	/* A lock guarding what may be half-done: the region is broken. */
 	l = pc__shm_alloc(s, sizeof(*l));
 	pc__lock_init_shared(l, PC_RANK_TREE, pc__shm_broken_flag(s));
-	kill_wait(hold_and_wait(s, l));
+	tu_kill_wait(hold_and_wait(s, l));
 	assert_false(pc__shm_broken(s));	/* seen at the next lock */
 	pc__lock(l);
 	assert_true(pc__shm_broken(s));

@@ -1,12 +1,14 @@
 /*
- * util.c - helpers shared by the tests: scratch directory, seeds,
- * patterns, counters, the reference model of a file.  Its assertions go
- * through util_assert.c like the tests' own, so any thread may call these.
+ * util.c - helpers shared by the tests: child processes (run, killed,
+ * counted in a shared cache), scratch directory, seeds, patterns,
+ * counters, the reference model of a file.  Its assertions go through
+ * util_assert.c like the tests' own, so any thread may call these.
  * State is the caller's: tu_rand's, a model's (one thread at a time).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,22 @@ void tu_in_children(unsigned n, void (*fn)(unsigned i, void *arg), void *arg)
 			fail_msg("child %u (%d) failed: status %#x", i,
 				 (int)pid[i], status);
 	}
+}
+
+void tu_kill_wait(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+}
+
+void tu_wait_processes(pc_cache *c, unsigned n)
+{
+	while (pc_cache_processes(c) > n)
+		tu_sleep_us(500);
+	assert_int_equal(pc_cache_processes(c), n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -197,6 +215,23 @@ void tu_make_sparse(const char *path, uint64_t bytes)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
 	assert_int_equal(close(fd), 0);
+}
+
+void tu_disk_check(const char *path, const void *want, size_t len)
+{
+	const unsigned char *w = want;
+	unsigned char *got = malloc(len);
+	int fd = open(path, O_RDONLY);
+
+	assert_non_null(got);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, got, len, 0), (ssize_t)len);
+	close(fd);
+	for (size_t i = 0; i < len; i++)
+		if (got[i] != w[i])
+			fail_msg("%s: byte %zu is %#x on the disk, want %#x",
+				 path, i, got[i], w[i]);
+	free(got);
 }
 
 pc_cache *tu_cache(const char *cfg)

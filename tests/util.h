@@ -1,8 +1,9 @@
 /*
  * util.h - what the tests share: a scratch directory, seeded randomness
  * (every random test prints its seed; PC_SEED=N replays it), cmocka
- * assertions that work in any thread, the reference model of a file, and
- * small helpers (counters, files made around the cache).
+ * assertions that work in any thread and in forked children, children
+ * killed and reaped, the reference model of a file, and small helpers
+ * (counters, files made and checked around the cache).
  *
  * Assertions in threads.  cmocka fails a test by longjmp to the test's
  * start, which is only defined in the thread that runs the test.  This
@@ -72,6 +73,14 @@ void tu_in_child(void (*fn)(void *), void *arg);
  * unless every child exits with status 0.
  */
 void tu_in_children(unsigned n, void (*fn)(unsigned i, void *arg), void *arg);
+/* SIGKILL to the child @pid, then reap it: it must have died of a signal. */
+void tu_kill_wait(pid_t pid);
+/*
+ * Until shared cache @c has @n processes attached, then fail unless it
+ * has exactly @n: a dead process counts until its reap is over, by this
+ * call (pc_cache_processes reaps) or by the home's watch of it.
+ */
+void tu_wait_processes(pc_cache *c, unsigned n);
 /* Failures other threads recorded since the last call; forgets them. */
 unsigned tu_thread_failures(void);
 void tu__join(pthread_t t, const char *file, int line);
@@ -102,6 +111,8 @@ int tu_dir_is_tmpfs(void);
 void tu_make_file(const char *path, size_t pages, uint64_t seed);
 /* A file of @bytes with no data at all (ftruncate: one hole). */
 void tu_make_sparse(const char *path, uint64_t bytes);
+/* The first @len bytes of @path, read around the cache, must be @want. */
+void tu_disk_check(const char *path, const void *want, size_t len);
 /* pc_cache_create(@cfg), failing the test if it refuses. */
 pc_cache *tu_cache(const char *cfg);
 /* pc_open(@path, O_RDONLY), failing the test if it refuses. */
