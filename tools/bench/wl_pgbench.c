@@ -423,53 +423,34 @@ static int run(struct pcb_run *r)
 	return err;
 }
 
-PCB_WORKLOAD(pgbench_tpcb) = {
-	.name = "pgbench-tpcb",
-	.group = "pgbench",
-	.what = "PostgreSQL: pgbench TPC-B-like, 4 clients, a 4xB cluster",
-	.metric = "transactions/s",
-	.timed = true,
-	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
-	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
-		     "or the kernel's page cache only",
-	.warmup = "a scan of B of the accounts, then 25 transactions a client",
-	.params = params_tpcb,
-	.disk = disk,
-	.prepare = copy_cluster,
-	.run = run,
-	.program = { "pgbench", "postgresql", make_cluster },
-};
+/* What the three workloads share: the server, its cluster, the run. */
+#define PGBENCH_WORKLOAD(id, wname, wwhat, wwarmup, wparams) \
+	PCB_WORKLOAD(id) = { \
+		.name = wname, \
+		.group = "pgbench", \
+		.what = wwhat, \
+		.metric = "transactions/s", \
+		.timed = true, \
+		.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL), \
+		.na_reason = "PostgreSQL chooses its own I/O: it runs under " \
+			     "pagecache or the kernel's page cache only", \
+		.warmup = wwarmup, \
+		.params = wparams, \
+		.disk = disk, \
+		.prepare = copy_cluster, \
+		.run = run, \
+		.program = { "pgbench", "postgresql", make_cluster }, \
+	}
 
-PCB_WORKLOAD(pgbench_ro) = {
-	.name = "pgbench-ro",
-	.group = "pgbench",
-	.what = "PostgreSQL: pgbench select-only, 4 clients, a 4xB cluster",
-	.metric = "transactions/s",
-	.timed = true,
-	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
-	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
-		     "or the kernel's page cache only",
-	.warmup = "a scan of B of the accounts, then 25 selects a client",
-	.params = params_ro,
-	.disk = disk,
-	.prepare = copy_cluster,
-	.run = run,
-	.program = { "pgbench", "postgresql", make_cluster },
-};
-
-PCB_WORKLOAD(pgbench_ro_fit) = {
-	.name = "pgbench-ro-fit",
-	.group = "pgbench",
-	.what = "PostgreSQL: pgbench select-only, 4 clients, a B/2 cluster",
-	.metric = "transactions/s",
-	.timed = true,
-	.engines = PCB_ENG(PCB_PAGECACHE) | PCB_ENG(PCB_KERNEL),
-	.na_reason = "PostgreSQL chooses its own I/O: it runs under pagecache "
-		     "or the kernel's page cache only",
-	.warmup = "a scan of the accounts, then 25 selects a client",
-	.params = params_ro_fit,
-	.disk = disk,
-	.prepare = copy_cluster,
-	.run = run,
-	.program = { "pgbench", "postgresql", make_cluster },
-};
+PGBENCH_WORKLOAD(pgbench_tpcb, "pgbench-tpcb",
+		 "PostgreSQL: pgbench TPC-B-like, 4 clients, a 4xB cluster",
+		 "a scan of B of the accounts, then 25 transactions a client",
+		 params_tpcb);
+PGBENCH_WORKLOAD(pgbench_ro, "pgbench-ro",
+		 "PostgreSQL: pgbench select-only, 4 clients, a 4xB cluster",
+		 "a scan of B of the accounts, then 25 selects a client",
+		 params_ro);
+PGBENCH_WORKLOAD(pgbench_ro_fit, "pgbench-ro-fit",
+		 "PostgreSQL: pgbench select-only, 4 clients, a B/2 cluster",
+		 "a scan of the accounts, then 25 selects a client",
+		 params_ro_fit);
