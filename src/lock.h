@@ -49,10 +49,10 @@
  *   IO_SQ                u->sq_lock              the submission queue
  *   IO_FAULT             f->lock (io_fault.c)    the fault rules
  *   EBR                  e->lock (ebr.c)         retired objects, the epoch
- *   SHARE                s->lock (share.c)       a shared cache's processes
+ *   SHARE                s->lock (procs.c)       a shared cache's processes
  *   ARENA                a->lock (arena.c)       an arena's free objects
  *   SHM                  s->lock (shm.c)         a shared region's allocator
- *   LOCAL                local_lock (share.c)    this process's part of
+ *   LOCAL                local_lock (local.c)    this process's part of
  *                                                its shared caches
  *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
  *

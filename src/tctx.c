@@ -36,7 +36,7 @@
  * or before the reference goes to another holder, by its thread alone: a
  * death between can leak a reference, never give one back twice.  So no
  * record covers a page while its reference is its I/O's (io_pid: the
- * I/O's reaper gives that one back, share.c): a reader or writer lets go
+ * I/O's reaper gives that one back, procs.c): a reader or writer lets go
  * of its record across a sync read of the page (filemap.c).
  *
  * Pins (pc_get_page) are the process's: pc_put_page may come from any of
@@ -414,7 +414,7 @@ static unsigned held_give_back(struct pc_cache *c, struct pc_tctx *t)
 
 /*
  * The contexts of a dead process @pid, but the calling thread's own: a
- * process that reaps a dead one of its own pid (share.c: a pid reused,
+ * process that reaps a dead one of its own pid (procs.c: a pid reused,
  * or its own image before an exec) may have made one during the reap.
  * The pages their batches and records held are given back first.
  */
