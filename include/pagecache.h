@@ -183,6 +183,14 @@ int pc_cache_remove(const char *name);
 int pc_cache_spawn(const char *config);
 
 /*
+ * pc_cache_shared - is @c a shared cache (made with shared=on, here or in
+ * another process, or joined with pc_cache_attach)?  Its files and
+ * counters are then every process's, and a forked child goes on using it.
+ * false for a private cache, or NULL.
+ */
+bool pc_cache_shared(pc_cache *c);
+
+/*
  * pc_cache_broken - a process died holding one of the shared cache @c's
  * mutexes, or in the middle of an update its reaper cannot finish (a
  * truncation between the disk and the cache, a write's completion moving

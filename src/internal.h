@@ -44,6 +44,7 @@
 #include "config.h"
 #include "list.h"
 #include "lock.h"
+#include "mem.h"
 #include "page.h"
 #include "pagewait.h"
 #include "tree.h"
@@ -299,7 +300,9 @@ struct pc_cache {
 	_Atomic int *broken;		/* shared: the region's broken flag
 					   (read-only; the same address in
 					   every process); NULL: private */
-	struct pc_local local;		/* private: this process's part */
+	struct pc_local *local;		/* private: this process's part, in
+					   its table (local.c), from
+					   pc__cache_register on */
 	bool io_fallback;		/* read-only: io=uring, none at create */
 	struct pc_pagewait wait;
 	struct pc_vmstat stat;
@@ -382,10 +385,10 @@ void pc__read_abandon(struct pc_cache *c, struct pc_page *p);
 void pc__lock_abandon(struct pc_cache *c, struct pc_page *p);
 void pc__write_end_abandon(struct pc_cache *c, struct pc_page *p,
 			   int32_t mark);
-/* This process's part of @c. */
+/* This process's part of @c (its entry in the table: local.c). */
 static inline struct pc_local *pc__local(struct pc_cache *c)
 {
-	return c->shared ? pc__local_shared(c) : &c->local;
+	return c->shared ? pc__local_shared(c) : c->local;
 }
 /* This process's descriptors of @m (backing.c says who may use them). */
 static inline struct pc_backing *pc__bk(const struct pc_mapping *m)
@@ -435,10 +438,9 @@ struct pc_tctx *pc__tctx(struct pc_cache *c);
 unsigned pc__tctx_drain_all(struct pc_cache *c);	/* frames given back */
 /* The contexts of process @pid's threads (it died): drained, freed. */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid);
-struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
-/* The shared cache this process attached that @p is a page of, or NULL:
- * no lock, no atomic read-modify-write (local.c). */
-struct pc_cache *pc__share_page_cache(const struct pc_page *p);
+/* The cache of this process's table that @p is a page of, or NULL: no
+ * lock, no atomic read-modify-write (local.c). */
+struct pc_cache *pc__page_cache(const struct pc_page *p);
 /*
  * The references this thread holds (struct pc_tctx: held[]).  The
  * context to record them in: a shared cache's only (NULL: a private

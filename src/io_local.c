@@ -99,6 +99,8 @@ void pc__io_destroy(struct pc_cache *c)
 {
 	struct pc_local *l = pc__local(c);
 
+	if (!l)		/* a create that failed before it was registered */
+		return;
 	if (l->io)
 		l->io_ops->destroy(l->io);
 	l->io = NULL;

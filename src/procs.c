@@ -59,7 +59,7 @@ void pc__procs_leave(struct pc_cache *c)
 	struct pc_share *s = c->share;
 	pid_t pid = getpid();
 
-	pc__pagewait_owner(c->pages, c->span_frames, 0);
+	pc__local_set_owner(c, 0);
 	pc__lock(&s->lock);
 	for (unsigned i = 0; i < PC_SHARE_PROCS; i++)
 		if (atomic_load(&s->procs[i].pid) == pid)
@@ -262,8 +262,7 @@ int pc__procs_enter(struct pc_cache *c)
 			atomic_store(&s->procs[free_at].pid, pid);
 			atomic_fetch_add(&s->attaches, 1);
 			pc__unlock(&s->lock);
-			pc__pagewait_owner(c->pages, c->span_frames,
-					   (uint32_t)free_at + 1);
+			pc__local_set_owner(c, (uint32_t)free_at + 1);
 			pc__home_say_entered(c);
 			return 0;
 		}

@@ -133,6 +133,11 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m)
 /* ------------------------------------------------------------------ */
 /* What a process asks of a shared cache.                               */
 
+PC_EXPORT bool pc_cache_shared(pc_cache *c)
+{
+	return c && c->shared;
+}
+
 PC_EXPORT bool pc_cache_broken(pc_cache *c)
 {
 	/* A load: the shim asks at every call on a file it manages. */

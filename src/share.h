@@ -87,14 +87,29 @@ void pc__share_send_fd(struct pc_mapping *m);
 void pc__share_take_fds(struct pc_cache *c);
 
 /*
+ * local.c, the process's one table of caches, private and shared: @c in
+ * it with an id (0, or -ENOMEM: full); out of it (the table's lock held);
+ * whole (its pages found by pc__page_cache from now on); the table's lock;
+ * the cache of id @id (the lock held); is a cache of id @id alive (no
+ * lock: ids are never reused)?
+ */
+int pc__local_register(struct pc_cache *c);
+void pc__local_unregister_locked(struct pc_cache *c);
+void pc__local_whole(struct pc_cache *c);
+void pc__local_lock_table(void);
+void pc__local_unlock_table(void);
+struct pc_cache *pc__local_by_id_locked(uint64_t id);
+bool pc__local_id_live(uint64_t id);
+/*
  * local.c: this process's entry for @c, with @shm its handle of the
- * region (NULL: none free, or no memory); out again (its descriptors
- * closed); whole (pc__share_page_cache finds @c's pages from now on).
+ * region (NULL: none free, or no memory); its entry, or NULL; out again
+ * (its descriptors closed).
  */
 struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm);
 struct pc_local *pc__local_find(struct pc_cache *c);	/* NULL: none */
+/* This process's owner id for @c's page locks (pagewait.h), 0: none. */
+void pc__local_set_owner(struct pc_cache *c, uint32_t id);
 void pc__local_remove(struct pc_cache *c);
-void pc__local_whole(struct pc_cache *c);
 /* Tests: no memory for a new chunk of descriptors (pc__bk_ready fails). */
 extern _Atomic bool pc__test_no_bk_chunk;
 

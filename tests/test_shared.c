@@ -73,6 +73,9 @@
  *   no_memory        no memory for this process's descriptors of a new
  *                    mapping (local.c, injected): the open says -ENOMEM,
  *                    the next one works
+ *   table            the process's one table of caches (local.c): a
+ *                    page of a private and of a shared cache finds its
+ *                    cache
  *
  * A model lives in an anonymous shared mapping so the parent can check
  * what the children wrote.  Each random test prints its seed.  Under TSan
@@ -1393,6 +1396,29 @@ static void test_no_memory(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * One table of caches in the process, private and shared alike: a page
+ * finds its cache by its address.
+ */
+static void test_table(void **state)
+{
+	pc_cache *p = tu_cache("memory=4M");
+	pc_cache *s = tu_cache("shared=on memory=4M" IO);
+
+	(void)state;
+	assert_false(pc_cache_shared(p));
+	assert_true(pc_cache_shared(s));
+	assert_false(pc_cache_shared(NULL));
+	assert_ptr_equal(pc__page_cache(&p->pages[0]), p);
+	assert_ptr_equal(pc__page_cache(&p->pages[p->span_frames - 1]), p);
+	assert_ptr_equal(pc__page_cache(&s->pages[0]), s);
+	assert_ptr_equal(pc__page_cache(&s->pages[s->span_frames - 1]), s);
+	assert_ptr_equal(pc__local(p), p->local);
+	assert_non_null(pc__local(s)->shm);
+	assert_int_equal(pc_cache_destroy(s), 0);
+	assert_int_equal(pc_cache_destroy(p), 0);
+}
+
 static void test_refused(void **state)
 {
 	pc_cache *c;
@@ -1427,6 +1453,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_no_memory),
+		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_refused),
 	};
 	ssize_t n;
