@@ -85,6 +85,7 @@
  * (random_model, killed_io, errors_once's fault rules need none) are
  * skipped; test_ebr and test_pagewait cover the shared structures' races.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1040,6 +1041,45 @@ static bool in_sendmsg(pid_t pid)
 }
 
 /*
+ * Until every thread of @pid is stopped: kill(SIGSTOP) returns before
+ * they are (one thread of the process starts the stop when it next runs,
+ * and the others stop after it), so a thread of a loaded machine's home
+ * could still take a message meanwhile, holding its locks as it stops.
+ */
+static void wait_stopped(pid_t pid)
+{
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	for (;;) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		bool all = true;
+
+		assert_non_null(d);
+		while ((e = readdir(d))) {
+			char path[384], buf[512], *p;
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/stat", dir, e->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fgets(buf, sizeof(buf), f) &&
+			    (p = strrchr(buf, ')')) && p[1] && p[2] != 'T')
+				all = false;
+			fclose(f);
+		}
+		closedir(d);
+		if (all)
+			return;
+		tu_sleep_us(500);
+	}
+}
+
+/*
  * A process sending a descriptor home holds no lock of the cache while the
  * send may wait.  The cache process is stopped, so its socket's queue
  * fills and a child's open blocks in sendmsg; meanwhile every mapping's
@@ -1072,6 +1112,7 @@ static void test_send_unlocked(void **state)
 	sent0 = tu_vm(c, "shared_fds_sent");
 	assert_int_equal(pipe(done), 0);
 	assert_int_equal(kill(home, SIGSTOP), 0);
+	wait_stopped(home);
 	fflush(stdout);
 	pid = fork();
 	assert_true(pid >= 0);
