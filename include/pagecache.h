@@ -149,6 +149,22 @@ int pc_cache_destroy(pc_cache *c);
 int pc_cache_attach(pc_cache **out, const char *name);
 
 /*
+ * pc_cache_remove - remove the name of the shared cache @name when no
+ * process serves it any more - its home (the process that made it) is
+ * gone, or it is broken: what pc_cache_attach refuses with -ENOTCONN -
+ * so that a new cache of the name can be made.  Processes still attached
+ * keep it mapped until they detach.  Returns 0; -ENOENT (no cache of that
+ * name); -EBUSY (its home is alive and it is not broken - in use - or
+ * this process has it attached, or a newer cache took the name meanwhile);
+ * -EAGAIN (it is still being made); -EACCES (it is another user's);
+ * -EPROTO (made by an incompatible build: left alone); -EEXIST (this
+ * process has something of its own at the cache's address, so it cannot
+ * be looked at); -ENOMEM; -EINVAL (NULL, or not a name pc_cache_create
+ * takes).
+ */
+int pc_cache_remove(const char *name);
+
+/*
  * pc_cache_spawn - start a cache process for the shared cache @config
  * describes (it must say shared=on and name=NAME): a daemon, forked from
  * this process (twice: no child of it, a session of its own, stdio on
@@ -165,6 +181,14 @@ int pc_cache_attach(pc_cache **out, const char *name);
  * threads of its own: the daemon is a fork of it.
  */
 int pc_cache_spawn(const char *config);
+
+/*
+ * pc_cache_shared - is @c a shared cache (made with shared=on, here or in
+ * another process, or joined with pc_cache_attach)?  Its files and
+ * counters are then every process's, and a forked child goes on using it.
+ * false for a private cache, or NULL.
+ */
+bool pc_cache_shared(pc_cache *c);
 
 /*
  * pc_cache_broken - a process died holding one of the shared cache @c's

@@ -61,7 +61,8 @@
  * hand-off below takes descriptions by shim_ofd_ref (no reopen: it uses
  * no pc_file but one of the process's own, for the drop), and leaves a
  * shared-position description's offset alone (the kernel's already).
- * Is the cache shared?  Asked once, when it is made (cache_shared).
+ * Is the cache shared?  The library is asked once, when it is made
+ * (pc_cache_shared: cache_shared).
  * A child made by a bare clone(2) runs no handler: its exit flushes
  * nothing (cache_pid is not its pid), since its copy of a private cache
  * has no threads to finish the I/O it would start and the dirty pages are
@@ -165,7 +166,8 @@ void shim_init(void)
 	 * one of the cache's while it lives (the cache process keeps the
 	 * cache as long as one does), and one that cannot join it at its
 	 * address exits before it touches a file.  Everything else is lazy,
-	 * so that calls before main need no initialisation. */
+	 * so that calls before main need no initialisation.  (No cache
+	 * yet to ask: the environment says whether there is one to join.) */
 	if (getenv("PAGECACHE_CACHE")) {
 		pthread_mutex_lock(&shim_files_lock);
 		(void)shim_cache_get();
@@ -217,7 +219,7 @@ static pc_cache *cache_make_locked(void)
 		return NULL;
 	}
 	atomic_store(&cache_pid, getpid());
-	atomic_store(&cache_shared, name && *name);
+	atomic_store(&cache_shared, LIB(pc_cache_shared(c)));
 	atomic_store_explicit(&shim_cache, c, memory_order_release);
 	shim_live_start(c);
 	if (!atexit_registered) {
@@ -544,7 +546,7 @@ void shim_leave_cache(void)
 	int saved = errno;
 	pc_cache *c;
 
-	if (shim_internal || !getenv("PAGECACHE_CACHE"))
+	if (shim_internal || !atomic_load(&cache_shared))
 		return;
 	pthread_mutex_lock(&shim_files_lock);
 	c = atomic_load(&shim_cache);

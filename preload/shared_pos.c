@@ -270,6 +270,9 @@ bool shim_spawn_cached(const char *path, bool search, char *const envp[])
 	extern char **environ;
 	char *const *env = envp ? envp : environ;
 	const char *pre = env_of(env, "LD_PRELOAD");
+	/* The child joins the cache its environment names: the same name
+	 * as ours (the environment, not the library: a name is what the
+	 * child will ask for, and the handle keeps none). */
 	const char *name = env_of(env, "PAGECACHE_CACHE");
 	const char *ours = getenv("PAGECACHE_CACHE");
 	char found[PATH_MAX];

@@ -166,9 +166,7 @@ static void lines_max(struct lines *l, const char *name, uint64_t v)
 /* Is @c a shared cache?  (Its own counters are then every process's.) */
 static bool cache_shared(pc_cache *c)
 {
-	uint64_t v = 0;
-
-	return c && LIB(pc_vmstat(c, "shared_attaches", &v)) == 0 && v;
+	return LIB(pc_cache_shared(c));
 }
 
 /* The file's lines, read from @fd. */

@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-#define PC_BDI_OWNERS (1 + 256)	/* owner ids: share.c's MAX_PROCS */
+#define PC_BDI_OWNERS (1 + 256)	/* owner ids: share.h's PC_SHARE_PROCS */
 
 struct pc_bdi {
 	dev_t dev;

@@ -170,6 +170,8 @@ PC_EXPORT int pc_cache_create(pc_cache **out, const char *config)
 		r = pc__share_start(c);
 		if (r)
 			goto fail;
+	} else {
+		pc__local_whole(c);	/* pc__page_cache finds its pages */
 	}
 	*out = c;
 	return 0;

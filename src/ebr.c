@@ -49,8 +49,8 @@
  * Locks: e->lock (rank EBR, shared and robust; each update is one store
  * that keeps the list whole, so a holder's death needs no repair) guards
  * limbo and nr_limbo, and the epoch's advance (the epoch is atomic: read
- * without it).  Slots are atomics.  `known` is under known_lock (a plain
- * mutex of this process, taken with no other lock held but e->lock).
+ * without it).  Slots are atomics.  `known` is under known_lock (rank
+ * KNOWN: a lock of this process, a leaf).
  */
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -76,7 +76,7 @@ static const bool tsan = false;
 __thread struct pc_ebr_tls pc__ebr_tls[PC_EBR_TLS]
 	__attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pc_lock known_lock = PC_LOCK_INITIALIZER(PC_RANK_KNOWN);
 static struct {
 	struct pc_ebr *e;
 	uint64_t id;
@@ -190,17 +190,17 @@ static bool known_has(const struct pc_ebr *e, uint64_t id)
 {
 	bool hit = false;
 
-	pthread_mutex_lock(&known_lock);
+	pc__lock(&known_lock);
 	for (int i = 0; i < EBR_MAX_KNOWN; i++)
 		if (known[i].e == e && known[i].id == id)
 			hit = true;
-	pthread_mutex_unlock(&known_lock);
+	pc__unlock(&known_lock);
 	return hit;
 }
 
 static void known_add(struct pc_ebr *e)
 {
-	pthread_mutex_lock(&known_lock);
+	pc__lock(&known_lock);
 	for (int i = 0; i < EBR_MAX_KNOWN; i++)
 		if (known[i].e == e && known[i].id == e->id)
 			goto out;
@@ -216,7 +216,7 @@ static void known_add(struct pc_ebr *e)
 		"process\n", EBR_MAX_KNOWN);
 	abort();
 out:
-	pthread_mutex_unlock(&known_lock);
+	pc__unlock(&known_lock);
 }
 
 /*
@@ -227,13 +227,13 @@ out:
  */
 static void known_del(const struct pc_ebr *e)
 {
-	pthread_mutex_lock(&known_lock);
+	pc__lock(&known_lock);
 	for (int i = 0; i < EBR_MAX_KNOWN; i++)
 		if (known[i].e == e && known[i].id == e->id) {
 			known[i].e = NULL;
 			known[i].id = 0;
 		}
-	pthread_mutex_unlock(&known_lock);
+	pc__unlock(&known_lock);
 }
 
 static void slot_release(struct pc_ebr_slot *s)
@@ -262,7 +262,7 @@ static void fork_child(void)
 	/* The parent's slots stay the parent's. */
 	memset(pc__ebr_tls, 0, sizeof(pc__ebr_tls));
 	pthread_mutex_init(&self_lock, NULL);
-	pthread_mutex_init(&known_lock, NULL);
+	pc__lock_init(&known_lock, NULL, PC_RANK_KNOWN, -1);
 	self_pid = 0;
 }
 

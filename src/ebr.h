@@ -155,7 +155,7 @@ unsigned pc__ebr_reap(struct pc_ebr *e, pid_t pid);
  * Clear the slots of this process's pid claimed by another image of it:
  * one before an exec (same pid, same start time, so pc__ebr_reap takes
  * them for alive), or a dead process whose pid this one reuses.  Called
- * by the process itself (share.c, as it enters a cache).  Returns how many.
+ * by the process itself (procs.c, as it enters a cache).  Returns how many.
  */
 unsigned pc__ebr_reap_image(struct pc_ebr *e);
 #ifdef PC_DEBUG

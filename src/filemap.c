@@ -684,10 +684,9 @@ PC_EXPORT void pc_put_page(pc_page *p)
 
 	if (!p)
 		return;
-	/* A shared cache's pin: given back in the record first. */
-	c = pc__share_page_cache(p);
-	if (c)
+	c = pc__page_cache(p);
+	if (c->shared)	/* a shared cache's pin: its record given back first */
 		pc__pin_note(c, pc__tctx(c), p, -1);
 	if (page_put_testzero(p))
-		pc__page_release(pc__page_cache(p), p);
+		pc__page_release(c, p);
 }

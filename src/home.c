@@ -1,157 +1,499 @@
 /*
- * home.c - the cache process: a named shared cache that outlives the
- * process that asked for it (pc_cache_spawn).
+ * home.c - the home of a shared cache: its sockets, the descriptors the
+ * other processes send it, and its service thread.
  *
- * A shared cache's threads (kswapd, the flushers, the service thread that
- * takes descriptors and watches the processes: share.c) run in its home,
- * the process that created it.  A program whose processes end in any
- * order (a server that outlives its workers, a shell that exits while its
- * children run) wants a home that is none of them: pc_cache_spawn forks
- * one.
+ * The home is the process that runs a shared cache's threads - kswapd,
+ * the flushers, the service thread - the one that created it
+ * (pc_cache_create with shared=on; pc_cache_spawn makes the home a daemon
+ * of its own: daemon.c).  Every other process attached only uses the
+ * cache.  "The home" means this process everywhere in the tree
+ * (pc__share_is_home, m->home_rw, struct pc_local's home).
  *
- *   caller ── fork ──> child: setsid, fork ──> cache process
- *     │                  └─ _exit                 stdio on /dev/null,
- *     │                                           nothing else of the
- *     │<───────── pipe: create's result ──────── caller's open;
- *     │                                           pc_cache_create, then
- *   waits for the child, reads the result          every POLL_MS: anyone
- *   (then pc_cache_attach joins by the name)       in the table, or come
- *                                                  and gone? (counted, no
- *                                                  process looked at: the
- *                                                  service thread reaps
- *                                                  the dead)  Idle IDLE_MS
- *                                                  (FIRST_MS before the
- *                                                  first): destroy, exit
+ * Writeback needs a descriptor of each dirty file in the home, so a
+ * process that opens a file for writing sends the home its descriptor
+ * (SCM_RIGHTS to one of the home's datagram sockets, bound to abstract
+ * names made of a random id; the send may wait for the home, so no lock
+ * of the cache is held) before the open returns: in the kernel's hands
+ * from then on, whatever it then writes, the home can write back, even
+ * after the writer died.  The service thread takes a descriptor only if
+ * it is the mapping's file open as the message says (anyone may send),
+ * and starts the flusher of its device if none runs yet (a bdi made in
+ * another process has none).
  *
- * The double fork makes the cache process no child of the caller (whose
- * wait(2) it must not disturb) and of no terminal's session (a hang-up
- * must not end it).  It keeps no descriptor of the caller's - a pipe it
- * held would never reach its end - and ignores SIGHUP, SIGINT and
- * SIGPIPE.  It is a fork of the caller: it sees the caller's memory as
- * it was (copy-on-write, never written) and runs only this file's code.
- * When it is idle it writes everything back, then destroys the cache (the
- * name goes first, then the region), so once the name is gone what the
- * cache held is on the disk - unless a process joined at that moment,
- * whose data destroy writes back after - and a later spawn of the same
- * name makes a new cache.
+ * Two sockets, so that an open does not wake the home each time (a
+ * wake-up is most of a send's cost; SQLite opens a new journal every
+ * transaction):
+ *   sock     always watched: MSG_ENTER, MSG_STOP, and a descriptor of a
+ *            file on a device whose flusher has not started (the home
+ *            must start it now), or one the escrow had no room for;
+ *   escrow   descriptors for a device whose flusher runs: the send does
+ *            not wake the home while it is "cooling" - after a look that
+ *            found any, the service thread looks again only ESCROW_MS
+ *            later (or at its next wake-up for anything else), so a
+ *            stream of opens costs it one wake-up each ESCROW_MS, not
+ *            one each.  An escrow that is full (the kernel's
+ *            max_dgram_qlen) makes the sender use sock instead.  The
+ *            home takes what the escrow holds at every wake-up of the
+ *            service thread (before it reaps the dead: their descriptors
+ *            are there), at pc_cache_sync and when the service stops, so
+ *            a descriptor waits at most ESCROW_MS, and never past a
+ *            writeback that needs it.  Counters: shared_fds_sent (every
+ *            send), shared_fds_escrowed (those through the escrow).
+ *
+ * The service thread also watches every process in the table (procs.c)
+ * through a pidfd, and reaps a death at once (pc__procs_others).
+ *
+ * State: the sockets and the id are in struct pc_share (read-only after
+ * create); this process's sending socket and the service thread's handle
+ * in its struct pc_local (local.c).  No lock of its own: the service
+ * thread takes mappings_lock to attach a descriptor, and nothing is held
+ * across a send.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
+#include <stddef.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "backing.h"
+#include "bdi.h"
+#include "ebr.h"
 #include "share.h"
 
-#define IDLE_MS 1000		/* the cache process outlives its last user */
-#define FIRST_MS 10000		/* ... and waits this long for a first */
-#define POLL_MS 20
-#define READY_FD 3		/* the one descriptor the cache process keeps */
+enum { MSG_FD = 1, MSG_STOP, MSG_ENTER };
+#define SOCK_NAME "pagecache-%016llx"	/* abstract: the home's socket */
 
-static uint64_t now_ms(void)
+struct share_msg {
+	int type;
+	int rdonly;
+	uint64_t dev, ino, serial;
+};
+
+/* The name of the home's socket, or (@escrow) of its escrow. */
+static void sock_addr(const struct pc_share *s, bool escrow,
+		      struct sockaddr_un *a, socklen_t *len)
 {
-	struct timespec ts;
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	/* sun_path[0] = 0: an abstract name, gone with the socket */
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, SOCK_NAME "%s",
+		 (unsigned long long)s->id, escrow ? "-escrow" : "");
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			   strlen(a->sun_path + 1));
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+static void home_addr(const struct pc_share *s, struct sockaddr_un *a,
+		      socklen_t *len)
+{
+	sock_addr(s, false, a, len);
+}
+
+/* This process's socket to send the home descriptors (made once). */
+static int share_sock(struct pc_cache *c)
+{
+	struct pc_local *l = pc__local_shared(c);
+	int fd = atomic_load(&l->sock), none = -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	fd = pc__fd_high(fd);
+	if (!atomic_compare_exchange_strong(&l->sock, &none, fd)) {
+		close(fd);
+		fd = none;
+	}
+	return fd;
 }
 
 /*
- * The cache process: make the cache (its result on READY_FD), then serve
- * it until no process has used it for IDLE_MS, and destroy it.  Never
- * returns.
+ * The mapping's read-write descriptor to the home, before the open that
+ * made it returns.  The send may block (a datagram socket's queue holds
+ * ten messages, and the home's service thread may wait for mappings_lock
+ * meanwhile, in service_take), so nothing of the cache is held across it:
+ * a copy of the descriptor is taken under disk_size_lock (which a
+ * concurrent opener's upgrade of the descriptors takes too), and the
+ * send made with no lock held.  Holding disk_size_lock across it once
+ * hung PostgreSQL: a backend's last close held mappings_lock and waited
+ * for disk_size_lock, the home waited for mappings_lock, and the sender
+ * waited for the home.
  */
-static void __attribute__((noreturn)) cache_process(const char *cfg)
+void pc__share_send_fd(struct pc_mapping *m)
 {
-	uint64_t idle_since, wait_ms = FIRST_MS, seen = 0, attaches;
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-	pc_cache *c;
-	int r, null = open("/dev/null", O_RDWR);
+	struct pc_cache *c = m->cache;
+	struct pc_backing *b;
+	struct share_msg msg = { .type = MSG_FD };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &msg, sizeof(msg) };
+	struct sockaddr_un to;
+	struct msghdr mh = { .msg_name = &to, .msg_iov = &iov,
+			     .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd, sock, copy = -1;
+	bool escrow;
 
-	for (int fd = 0; fd < 3; fd++)
-		if (null >= 0 && null != fd)
-			dup2(null, fd);
-	if (null > 2)
-		close(null);
-	closefrom(READY_FD + 1);
-	sigaction(SIGHUP, &ign, NULL);
-	sigaction(SIGINT, &ign, NULL);
-	sigaction(SIGPIPE, &ign, NULL);
-	r = pc_cache_create(&c, cfg);
-	if (write(READY_FD, &r, sizeof(r)) != sizeof(r) || r)
-		_exit(r ? 1 : 0);
-	seen = pc__share_attaches(c);
-	close(READY_FD);
-	idle_since = now_ms();
-	for (;;) {
-		struct timespec ts = { 0, POLL_MS * 1000000L };
+	if (!c->shared || pc__share_is_home(c) ||
+	    atomic_load(&m->home_rw))
+		return;
+	sock = share_sock(c);
+	if (sock < 0)
+		return;		/* the home cannot write it back; said by
+				   the counter staying put */
+	/* A device the home writes already: no need to wake it. */
+	escrow = atomic_load(&m->bdi->started);
+	sock_addr(c->share, escrow, &to, &mh.msg_namelen);
+	b = pc__bk(m);
+	pc__lock(&m->disk_size_lock);
+	fd = atomic_load(&b->fd);
+	/* At or above fd, itself out of the program's way: one call. */
+	if (fd >= 0 && !b->fd_rdonly)
+		copy = fcntl(fd, F_DUPFD_CLOEXEC, fd);
+	pc__unlock(&m->disk_size_lock);
+	if (copy < 0)
+		return;
+	msg.rdonly = 0;
+	msg.dev = m->dev;
+	msg.ino = m->ino;
+	msg.serial = m->serial;
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &copy, sizeof(int));
+	/* In the kernel's hands once sent: safe from our death.  The
+	 * escrow never waits: full (or failing), the message goes to the
+	 * home's socket, which wakes it. */
+	if (escrow) {
+		ssize_t n;
 
-		nanosleep(&ts, NULL);
-		/* Someone who came and went between two looks (one that
-		 * checked the cache is there, then left) counts too.  The
-		 * table is only counted: the service thread reaps a death
-		 * (share.c), so no process is looked at here. */
-		attaches = pc__share_attaches(c);
-		if (pc__share_entered(c) > 0 || attaches != seen) {
-			seen = attaches;
-			wait_ms = IDLE_MS;
-			idle_since = now_ms();
-		} else if (now_ms() - idle_since >= wait_ms) {
-			break;
+		while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 &&
+		       errno == EINTR)
+			;
+		if (n < 0) {
+			escrow = false;
+			home_addr(c->share, &to, &mh.msg_namelen);
 		}
 	}
-	/* Everything on the disk before the name goes (destroy removes it
-	 * first, then waits for latecomers and writes back what they left). */
-	(void)pc_cache_sync(c);
-	pc_cache_destroy(c);
-	_exit(0);
+	if (!escrow)
+		while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+	else
+		pc__inc(c, 0, shared_fds_escrowed);
+	close(copy);
+	pc__inc(c, 0, shared_fds_sent);
 }
 
-PC_EXPORT int pc_cache_spawn(const char *config)
+/*
+ * The home: one descriptor received for the mapping @msg names (moved
+ * out of the program's way if it is kept: one of a mapping gone since,
+ * such as a deleted journal's, is only closed).
+ */
+static void service_take(struct pc_cache *c, const struct share_msg *msg,
+			 int fd)
 {
-	struct pc_config cfg;
-	int p[2], r, status;
-	pid_t pid;
+	struct pc_mapping *m = pc__mapping_lookup(c, (dev_t)msg->dev,
+						  (ino_t)msg->ino);
+	bool kept = false;
+	struct stat st;
 
-	if (!config)
-		return -EINVAL;
-	r = pc__config_parse(&cfg, config);
-	if (r)
-		return r;
-	if (!cfg.shared || !cfg.name[0])
-		return -EINVAL;	/* a cache process serves a named cache */
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(p[0]);
-		close(p[1]);
-		return r;
+	/* Anyone may send to the socket: only the mapping's own file is
+	 * taken, and only open for writing as the message says. */
+	if (m && m->serial == msg->serial && !pc__bk_ready(m) &&
+	    fstat(fd, &st) == 0 &&
+	    pc__mapping_matches(m, &st) &&
+	    (msg->rdonly || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR)) {
+		fd = pc__fd_high(fd);
+		pc__lock(&c->mappings_lock);
+		kept = pc__backing_attach_locked(m, fd, msg->rdonly);
+		if (!pc__backing_needs_locked(m, true))
+			atomic_store(&m->home_rw, true);
+		pc__unlock(&c->mappings_lock);
+		pc__bdi_start(m->bdi);
 	}
-	if (pid == 0) {		/* a session of its own, then the daemon */
-		close(p[0]);
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		if (p[1] != READY_FD) {
-			dup2(p[1], READY_FD);
-			close(p[1]);
+	if (m)
+		pc__mapping_put(m);
+	if (!kept)
+		close(fd);
+}
+
+/*
+ * The service thread watches every attached process through a pidfd
+ * (readable when it dies), so a death is reaped at once and an idle
+ * cache costs no wake-ups; a process that enters says so (MSG_ENTER)
+ * and the table is looked at again.  Without pidfds (before Linux 5.3),
+ * it looks every REAP_MS.
+ */
+#define REAP_MS 100
+
+struct watch {
+	int32_t pid;
+	uint64_t start;
+	int fd;
+};
+
+/* The watches made to match the table of processes. */
+static void watch_refresh(struct pc_cache *c, struct watch *w, unsigned *nw,
+			  bool *poll_only)
+{
+	struct pc_share *s = c->share;
+	bool dead = false;
+
+	for (unsigned k = 0; k < *nw; k++)
+		close(w[k].fd);
+	*nw = 0;
+	pc__lock(&s->lock);
+	for (unsigned i = 0; i < PC_SHARE_PROCS; i++) {
+		pid_t p = atomic_load(&s->procs[i].pid);
+		int fd;
+
+		if (!p || p == pc__pid)
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, p, 0);
+		if (fd < 0) {
+			*poll_only = *poll_only || errno != ESRCH;
+			dead = dead || errno == ESRCH;
+			continue;
 		}
-		fcntl(READY_FD, F_SETFD, FD_CLOEXEC);
-		cache_process(config);
+		w[*nw].pid = p;
+		w[*nw].start = s->procs[i].start;
+		w[(*nw)++].fd = fd;
 	}
-	close(p[1]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	pc__unlock(&s->lock);
+	/* One died before we could watch it, or one now watched died
+	 * before it: look at the table. */
+	if (dead || *nw)
+		for (unsigned k = 0; k < *nw; k++)
+			if (!pc__process_alive(w[k].pid, w[k].start))
+				dead = true;
+	if (dead)
+		(void)pc__procs_others(c);
+}
+
+/*
+ * One message from @sock, without waiting: its length or -errno; *@fd
+ * the descriptor it carried, or -1.
+ */
+static ssize_t recv_one(int sock, struct share_msg *msg, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { msg, sizeof(*msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+	*fd = -1;
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	return n;
+}
+
+/* One message at the home's socket: false when told to stop. */
+static bool service_msg(struct pc_cache *c, bool *refresh)
+{
+	struct share_msg msg;
+	int fd;
+	ssize_t n = recv_one(c->share->sock, &msg, &fd);
+
+	if (n < 0)
+		return n == -EINTR || n == -EAGAIN;
+	if (n == sizeof(msg) && msg.type == MSG_FD && fd >= 0) {
+		service_take(c, &msg, fd);
+		return true;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (n == sizeof(msg) && msg.type == MSG_ENTER)
+		*refresh = true;
+	/* A stop counts only when the home's destroy sent it. */
+	return !(n == sizeof(msg) && msg.type == MSG_STOP &&
+		 atomic_load(&c->share->closing));
+}
+
+/*
+ * The home: take every descriptor the escrow holds (the top); how many.
+ * No lock held.
+ */
+static unsigned escrow_take(struct pc_cache *c)
+{
+	unsigned taken = 0;
+
+	for (;;) {
+		struct share_msg msg;
+		int fd;
+		ssize_t n = recv_one(c->share->escrow, &msg, &fd);
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return taken;	/* EAGAIN: empty */
+		if (n == sizeof(msg) && msg.type == MSG_FD && fd >= 0)
+			service_take(c, &msg, fd);
+		else if (fd >= 0)
+			close(fd);
+		taken++;
+	}
+}
+
+void pc__share_take_fds(struct pc_cache *c)
+{
+	if (c->shared && pc__share_is_home(c))
+		(void)escrow_take(c);
+}
+
+/* After a look at the escrow that found descriptors: the next one, ms. */
+#define ESCROW_MS 10
+
+static void *service_main(void *arg)
+{
+	struct pc_cache *c = arg;
+	struct watch *w = calloc(PC_SHARE_PROCS, sizeof(*w));
+	struct pollfd *pf = calloc(PC_SHARE_PROCS + 2, sizeof(*pf));
+	unsigned nw = 0;
+	bool poll_only = !w || !pf, run = true, cooling = false;
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (w && pf)
+		watch_refresh(c, w, &nw, &poll_only);
+	while (run) {
+		bool refresh = false, died = false;
+		unsigned npf = 0, nwatch;
+		int n;
+
+		if (pf) {
+			pf[npf++] = (struct pollfd){ c->share->sock, POLLIN, 0 };
+			for (unsigned k = 0; k < nw; k++)
+				pf[npf++] = (struct pollfd){ w[k].fd, POLLIN, 0 };
+			nwatch = npf;
+			if (!cooling)	/* cooling: a send wakes no one */
+				pf[npf++] = (struct pollfd){ c->share->escrow,
+							     POLLIN, 0 };
+			n = poll(pf, npf, poll_only ? REAP_MS :
+					  cooling ? ESCROW_MS : -1);
+		} else {	/* no memory for watches: look every REAP_MS */
+			struct pollfd one = { c->share->sock, POLLIN, 0 };
+
+			nwatch = 1;
+			n = poll(&one, 1, REAP_MS);
+			if (n > 0)
+				run = service_msg(c, &refresh);
+		}
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && poll_only) {
+			(void)pc__procs_others(c);
+			refresh = true;
+		}
+		for (unsigned k = 1; pf && n > 0 && k < nwatch; k++)
+			died = died || pf[k].revents;
+		if (pf && n > 0 && pf[0].revents)
+			run = service_msg(c, &refresh);
+		/* Every wake-up, before a reap: the dead's descriptors too. */
+		cooling = escrow_take(c) > 0;
+		if (died)
+			(void)pc__procs_others(c);	/* reaps the dead */
+		if ((died || refresh) && w && pf)
+			watch_refresh(c, w, &nw, &poll_only);
+	}
+	(void)escrow_take(c);	/* for destroy's writeback */
+	for (unsigned k = 0; k < nw; k++)
+		close(w[k].fd);
+	free(w);
+	free(pf);
+	return NULL;
+}
+
+/* A message without a descriptor (MSG_ENTER, MSG_STOP) to the home. */
+static void say(struct pc_cache *c, int type)
+{
+	struct share_msg msg = { .type = type };
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd = share_sock(c);
+
+	home_addr(c->share, &a, &len);
+	while (fd >= 0 && sendto(fd, &msg, sizeof(msg), MSG_NOSIGNAL,
+				 (struct sockaddr *)&a, len) < 0 &&
+	       errno == EINTR)
 		;
-	if (read(p[0], &r, sizeof(r)) != sizeof(r))
-		r = -EIO;	/* the cache process died before it said */
-	close(p[0]);
+}
+
+/* A process entered @c: the home watches it from now on. */
+void pc__home_say_entered(struct pc_cache *c)
+{
+	if (!pc__share_is_home(c))
+		say(c, MSG_ENTER);
+}
+
+/* A socket of the home's, bound to its abstract name: fd or -errno. */
+static int bound_sock(struct pc_share *s, bool escrow)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	sock_addr(s, escrow, &a, &len);
+	if (bind(fd, (struct sockaddr *)&a, len) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return pc__fd_high(fd);
+}
+
+/* The home's sockets, bound (create): 0 or -errno. */
+int pc__home_open(struct pc_share *s)
+{
+	s->sock = bound_sock(s, false);
+	if (s->sock < 0)
+		return s->sock;
+	s->escrow = bound_sock(s, true);
+	if (s->escrow < 0) {
+		close(s->sock);
+		return s->escrow;
+	}
+	return 0;
+}
+
+int pc__home_start(struct pc_cache *c)
+{
+	struct pc_local *l = pc__local_shared(c);
+	int r = -pthread_create(&l->service, NULL, service_main, c);
+
+	if (!r)
+		l->service_started = true;
 	return r;
+}
+
+/* The service thread stops. */
+void pc__share_stop(struct pc_cache *c)
+{
+	struct pc_local *l = pc__local_shared(c);
+
+	if (!l->service_started)
+		return;
+	say(c, MSG_STOP);
+	pthread_join(l->service, NULL);
+	l->service_started = false;
 }

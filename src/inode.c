@@ -277,6 +277,13 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	pc__lock(&c->mappings_lock);
 	for (;;) {
 		m = lookup_locked(c, st);
+		if (m && pc__bk_ready(m)) {	/* no room for its descriptors */
+			pc__unlock(&c->mappings_lock);
+			if (mfd >= 0)
+				close(mfd);
+			pc__cache_free(c, f, sizeof(*f));
+			return -ENOMEM;
+		}
 		if (m && !pc__backing_needs_locked(m, writable))
 			break;
 		if (mfd >= 0) {	/* made below, the table looked at again */

@@ -44,6 +44,7 @@
 #include "config.h"
 #include "list.h"
 #include "lock.h"
+#include "mem.h"
 #include "page.h"
 #include "pagewait.h"
 #include "tree.h"
@@ -69,7 +70,7 @@ struct pc_io_ops;
 /*
  * One process's descriptors of a mapping's file (backing.c).  A private
  * cache keeps them in the mapping (m->bk); a shared cache keeps them per
- * process, in that process's own memory (pc__bk, share.c), since a
+ * process, in that process's own memory (pc__bk, local.c), since a
  * descriptor means nothing in another process.
  */
 struct pc_backing {
@@ -87,7 +88,7 @@ struct pc_backing {
 	int ro_fd;			/* fd before its upgrade, or -1 */
 	bool fd_rdonly;			/* fd is O_RDONLY: no writer had it */
 	uint64_t serial;		/* shared caches: the mapping's serial
-					   these belong to (share.c) */
+					   these belong to (local.c) */
 };
 
 struct pc_mapping {
@@ -95,13 +96,14 @@ struct pc_mapping {
 	dev_t dev;			/* read-only */
 	ino_t ino;			/* read-only */
 	struct pc_backing bk;		/* private caches: see pc__bk */
-	uint32_t slot;			/* shared caches: read-only; the
-					   processes' table index (share.c) */
+	uint32_t slot;			/* shared caches: read-only; its
+					   index in each process's table of
+					   descriptors (local.c) */
 	uint64_t serial;		/* read-only: unique in the cache */
 	bool direct;			/* fd has O_DIRECT; read-only */
 	struct pc_bdi *bdi;		/* read-only */
 	_Atomic bool home_rw;		/* shared: the home holds a writable
-					   descriptor (share.c) */
+					   descriptor (home.c) */
 
 	struct pc_rwlock i_rwsem;	/* see the lock order */
 	struct pc_lock pos_lock;	/* fpos.c: the shared file position
@@ -253,18 +255,23 @@ struct pc_share;
 /*
  * What one process keeps of a cache for itself, never in the cache's
  * memory: its I/O backend (a ring, a completion thread), and for a shared
- * cache its handle of the region and its descriptors of the mappings.  A
- * private cache embeds it (c->local); a shared cache's is found in the
- * process's table (pc__local, share.c).
+ * cache its handle of the region, its descriptors of the mappings, its
+ * socket to the home and (the home) the service thread.  A private cache
+ * embeds it (c->local); a shared cache's is found in the process's table
+ * (pc__local, local.c).
  */
 struct pc_local {
 	const struct pc_io_ops *io_ops;	/* NULL until this process's I/O is
-					   made (share.c: at first use) */
+					   made (io_local.c: at first use) */
 	struct pc_io *io;
 	struct pc_shm *shm;		/* shared: the region, as mapped here */
 	bool home;			/* shared: this process runs the
-					   cache's threads (share.c) */
-	struct pc_backing *_Atomic *bk_dir;	/* shared: by m->slot (share.c) */
+					   cache's threads (home.c) */
+	struct pc_backing *_Atomic *bk_dir;	/* shared: by m->slot (local.c) */
+	_Atomic int sock;		/* shared: to send the home descriptors;
+					   -1: not made yet (home.c) */
+	pthread_t service;		/* the home: its service thread */
+	bool service_started;
 };
 
 struct pc_cache {
@@ -293,7 +300,9 @@ struct pc_cache {
 	_Atomic int *broken;		/* shared: the region's broken flag
 					   (read-only; the same address in
 					   every process); NULL: private */
-	struct pc_local local;		/* private: this process's part */
+	struct pc_local *local;		/* private: this process's part, in
+					   its table (local.c), from
+					   pc__cache_register on */
 	bool io_fallback;		/* read-only: io=uring, none at create */
 	struct pc_pagewait wait;
 	struct pc_vmstat stat;
@@ -354,10 +363,13 @@ static inline void *page_data(struct pc_cache *c, const struct pc_page *p)
 	(void)c;
 	return p->data;
 }
-/* share.c: shared caches (docs/design.md, "One cache for many processes") */
+/* local.c: shared caches (docs/design.md, "One cache for many processes") */
 struct pc_local *pc__local_shared(struct pc_cache *c);
 struct pc_backing *pc__bk_shared(const struct pc_mapping *m);
-/* This process's pid (share.c keeps it, the fork handler renews it). */
+/* @m's descriptors can be kept in this process (a shared cache's: a chunk
+ * of entries made): 0, or -ENOMEM.  Before an open gives @m one. */
+int pc__bk_ready(const struct pc_mapping *m);
+/* This process's pid (local.c keeps it, the fork handler renews it). */
 extern pid_t pc__pid;
 /* The io_pid to mark @c's pages under this process's I/O with (page.h). */
 static inline int32_t pc__io_owner(const struct pc_cache *c, bool first)
@@ -368,10 +380,15 @@ static inline int32_t pc__io_owner(const struct pc_cache *c, bool first)
  * unlocked for another reader to do (writeback.c, readpage.c). */
 void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p);
 void pc__read_abandon(struct pc_cache *c, struct pc_page *p);
-/* This process's part of @c. */
+/* A dead process's page lock on @p, and its write completion's @mark left
+ * on @p (PC_IO_ENDED, PC_IO_MOVING), put right (writeback.c; procs.c). */
+void pc__lock_abandon(struct pc_cache *c, struct pc_page *p);
+void pc__write_end_abandon(struct pc_cache *c, struct pc_page *p,
+			   int32_t mark);
+/* This process's part of @c (its entry in the table: local.c). */
 static inline struct pc_local *pc__local(struct pc_cache *c)
 {
-	return c->shared ? pc__local_shared(c) : &c->local;
+	return c->shared ? pc__local_shared(c) : c->local;
 }
 /* This process's descriptors of @m (backing.c says who may use them). */
 static inline struct pc_backing *pc__bk(const struct pc_mapping *m)
@@ -397,6 +414,10 @@ struct pc_io_req;
 int pc__io_submit(struct pc_cache *c, struct pc_io_req **reqs, unsigned n);
 /* Has this process's io_uring backend lost its ring (sync does the I/O)? */
 bool pc__io_lost(struct pc_cache *c);
+/* This process's backend for @c made (0 or -errno; the fallback to sync
+ * said once), and ended (io_local.c). */
+int pc__io_make(struct pc_cache *c, struct pc_local *l);
+void pc__io_destroy(struct pc_cache *c);
 
 /* c->closed, oldest first: the first closed mapping, the next one. */
 static inline struct pc_mapping *closed_first(struct pc_cache *c)
@@ -417,10 +438,9 @@ struct pc_tctx *pc__tctx(struct pc_cache *c);
 unsigned pc__tctx_drain_all(struct pc_cache *c);	/* frames given back */
 /* The contexts of process @pid's threads (it died): drained, freed. */
 void pc__tctx_reap(struct pc_cache *c, pid_t pid);
-struct pc_cache *pc__page_cache(const struct pc_page *p);	/* by address */
-/* The shared cache this process attached that @p is a page of, or NULL:
- * no lock, no atomic read-modify-write (share.c). */
-struct pc_cache *pc__share_page_cache(const struct pc_page *p);
+/* The cache of this process's table that @p is a page of, or NULL: no
+ * lock, no atomic read-modify-write (local.c). */
+struct pc_cache *pc__page_cache(const struct pc_page *p);
 /*
  * The references this thread holds (struct pc_tctx: held[]).  The
  * context to record them in: a shared cache's only (NULL: a private

@@ -19,7 +19,9 @@
  *   FPOS                 m->pos_lock (fpos.c)    a shared file position:
  *                                                its callers' read-modify-
  *                                                write of the kernel's
- *   LIVE                 live_lock (tctx.c)      the process's caches
+ *   TABLE                table_lock (local.c)    the process's one table of
+ *                                                its caches (tctx.c holds it
+ *                                                across a context's drain)
  *   RESIZE               c->resize_lock          one pc_cache_resize at a time
  *   MAPPINGS             c->mappings_lock        open/close table, files
  *   I_RWSEM  (rwlock)    m->i_rwsem              size; writers shared,
@@ -49,11 +51,15 @@
  *   IO_SQ                u->sq_lock              the submission queue
  *   IO_FAULT             f->lock (io_fault.c)    the fault rules
  *   EBR                  e->lock (ebr.c)         retired objects, the epoch
- *   SHARE                s->lock (share.c)       a shared cache's processes
+ *   SHARE                s->lock (procs.c)       a shared cache's processes
  *   ARENA                a->lock (arena.c)       an arena's free objects
  *   SHM                  s->lock (shm.c)         a shared region's allocator
- *   LOCAL                local_lock (share.c)    this process's part of
- *                                                its shared caches
+ *   BK                   bk_lock (local.c)       this process's descriptors
+ *                                                of shared caches' mappings
+ *   KNOWN                known_lock (ebr.c)      the domains this process
+ *                                                may touch at thread exit
+ *   REGIONS              local_lock (shm.c)      the regions this process
+ *                                                maps
  *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
  *
  * The page lock is a bit, and its owner is not a thread: a reader locks
@@ -88,11 +94,11 @@
 #include "base.h"
 
 #define PC_LOCK_RANKS(X) \
-	X(FPOS) X(LIVE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
+	X(FPOS) X(TABLE) X(RESIZE) X(MAPPINGS) X(I_RWSEM) X(DISK_SIZE) X(RA) X(PAGE) \
 	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
 	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(EBR) \
-	X(SHARE) X(ARENA) X(SHM) X(LOCAL) X(WAITQ)
+	X(SHARE) X(ARENA) X(SHM) X(BK) X(KNOWN) X(REGIONS) X(WAITQ)
 
 enum pc_lock_rank {
 #define PC_LOCK_RANK_ENUM(r) PC_RANK_##r,
@@ -181,7 +187,7 @@ struct pc_rwlock {
 };
 
 /* The pid of this process, for a shared rwlock and the page lock's owner
- * (page.h); set by share.c when it joins a shared cache and at fork. */
+ * (page.h); set by local.c when it joins a shared cache and at fork. */
 extern pid_t pc__pid;
 
 void pc__rwlock_init(struct pc_rwlock *l, int rank);

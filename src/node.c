@@ -88,7 +88,7 @@ static uint64_t node_span(const struct pc_config *cfg, int nodes, uint64_t per)
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t span;
 
-	if (!max && cfg->shared)	/* a region is sized for its budget */
+	if (!max && pc__mem_for(cfg->shared)->fixed)	/* sized for it */
 		max = cfg->memory;
 	if (!max && pages > 0 && psize > 0)
 		max = (uint64_t)pages * (uint64_t)psize;
@@ -96,44 +96,22 @@ static uint64_t node_span(const struct pc_config *cfg, int nodes, uint64_t per)
 	return (span + PC_FRAME_STEP - 1) / PC_FRAME_STEP * PC_FRAME_STEP;
 }
 
-/* Reserve @len bytes, 2 MiB aligned, untouched; *map, *map_len: to unmap. */
-static void *reserve(size_t len, void **map, size_t *map_len)
-{
-	char *p;
-	uintptr_t a;
-
-	*map_len = len + HUGE_BYTES;
-	p = mmap(NULL, *map_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	*map = p;
-	a = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
-	return (void *)a;
-}
-
 /* Reserve the data and the descriptors of @span frames a node. */
 static int reserve_spans(struct pc_cache *c, uint64_t span)
 {
+	const struct pc_mem_ops *mem = pc__mem(c);
+
 	c->frames_per_node = (uint32_t)span;
 	c->span_frames = span * (uint64_t)c->nr_nodes;
-	if (c->shared) {	/* the region's, never unmapped alone */
-		struct pc_shm *s = pc__local(c)->shm;
-
-		c->data = pc__shm_reserve(s, c->span_frames << PC_PAGE_SHIFT);
-		c->pages = pc__shm_reserve(s, c->span_frames *
-					      sizeof(struct pc_page));
-		return c->data && c->pages ? 0 : -ENOMEM;
-	}
-	c->data = reserve(c->span_frames << PC_PAGE_SHIFT, &c->data_map,
-			  &c->data_map_len);
-	c->pages = reserve(c->span_frames * sizeof(struct pc_page),
-			   &c->pages_map, &c->pages_map_len);
+	c->data = mem->reserve(c, c->span_frames << PC_PAGE_SHIFT,
+			       &c->data_map, &c->data_map_len);
+	c->pages = mem->reserve(c, c->span_frames * sizeof(struct pc_page),
+				&c->pages_map, &c->pages_map_len);
 	if (c->data && c->pages)
 		return 0;
-	if (c->data)
+	if (c->data_map)
 		munmap(c->data_map, c->data_map_len);
-	if (c->pages)
+	if (c->pages_map)
 		munmap(c->pages_map, c->pages_map_len);
 	c->data = NULL;
 	c->pages = NULL;
@@ -175,7 +153,7 @@ static void data_hugetlb(struct pc_cache *c, int nodes)
 	void *p;
 
 	len = (len + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
-	if (nodes != 1 || c->shared || hugetlb_free_bytes() < len)
+	if (nodes != 1 || !pc__mem(c)->hugetlb || hugetlb_free_bytes() < len)
 		return;
 	p = mmap(c->data, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB, -1, 0);
@@ -194,21 +172,6 @@ static int config_nodes(const struct pc_config *cfg)
 	int nodes = cfg->nodes ? cfg->nodes : pc__numa_nr_nodes();
 
 	return nodes < 1 || nodes > PC_MAX_NODES ? 1 : nodes;
-}
-
-/* A shared cache's tree arena for @n: @bytes of the region. */
-static int shared_arena(struct pc_cache *c, struct pc_node *n, size_t bytes)
-{
-	struct pc_shm *s = pc__local(c)->shm;
-	void *a = pc__cache_zalloc(c, pc__arena_struct_size());
-	void *base = pc__shm_reserve(s, bytes);
-
-	if (!a || !base)
-		return -ENOMEM;
-	n->tree_arena = pc__arena_init_shared(a, base, bytes,
-					      pc__tree_node_size(),
-					      pc__shm_broken_flag(s));
-	return 0;
 }
 
 int pc__config_check_budget(const struct pc_config *cfg)
@@ -276,7 +239,7 @@ int pc__nodes_init(struct pc_cache *c)
 	if (reserve_spans(c, span) < 0) {
 		/* Strict overcommit counts address space as memory: without
 		 * memory.max, room to grow is given up before the budget. */
-		if (c->cfg.memory_max || c->shared ||
+		if (c->cfg.memory_max || pc__mem(c)->fixed ||
 		    reserve_spans(c, (per + PC_FRAME_STEP - 1) / PC_FRAME_STEP *
 				     PC_FRAME_STEP) < 0)
 			return -ENOMEM;
@@ -309,12 +272,8 @@ int pc__nodes_init(struct pc_cache *c)
 			pc__numa_bind(c->pages + n->first_pfn,
 				      span * sizeof(struct pc_page), i);
 		}
-		if (c->shared)
-			r = shared_arena(c, n, span * sizeof(struct pc_page));
-		else
-			r = pc__arena_create(&n->tree_arena, pc__tree_node_size(),
-					     span * sizeof(struct pc_page),
-					     c->cfg.nodes ? -1 : i);
+		r = pc__mem(c)->arena(c, n, span * sizeof(struct pc_page),
+				      c->cfg.nodes ? -1 : i);
 		if (r)
 			return r;
 		n->free_head = PC_NO_PFN;
@@ -340,8 +299,7 @@ void pc__nodes_fini(struct pc_cache *c)
 			pthread_cond_destroy(&n->kswapd_cond);
 			pthread_cond_destroy(&n->alloc_cond);
 			pc__lock_destroy(&n->populate_mtx);
-			if (!c->shared)
-				pc__arena_destroy(n->tree_arena);
+			pc__mem(c)->arena_fini(n);
 		}
 	}
 	if (c->data_map)

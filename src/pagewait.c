@@ -169,8 +169,9 @@ struct pc_waiter {
 
 /*
  * Found by the page's address (the range of that cache's descriptors),
- * since trylock and lock_new see only the page.  Written by share.c one
- * change at a time (its local lock), read without a lock: an entry's
+ * since trylock and lock_new see only the page.  The process's table of
+ * caches (local.c) keeps it, one change at a time (under its lock) as the
+ * process enters and leaves a cache; read without a lock: an entry's
  * range is set before lo is published, lo cleared first when it goes.
  * Private caches' pages are in no entry: owner 0, and a process that
  * uses only private caches looks at no entry (owners_hw 0).
@@ -201,7 +202,7 @@ void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id)
 			at = (int)i;
 	}
 	if (at < 0)
-		return;	/* more shared caches than share.c keeps */
+		return;	/* more shared caches than local.c takes */
 	if (!id) {
 		if (atomic_load(&owners[at].lo) == lo)
 			atomic_store(&owners[at].lo, 0);

@@ -50,7 +50,8 @@ void pc__pagewait_fini(struct pc_pagewait *w);
 /*
  * Shared caches: this process's owner id (page.h: PG_OWNER_SHIFT) for the
  * pages [@pages, @pages + @n) of one cache - 1 + its slot in the cache's
- * table of processes (share.c) - or 0: none from now on.  The page lock's
+ * table of processes (procs.c) - or 0: none from now on (local.c writes
+ * it, under its table's lock).  The page lock's
  * owner is written by the operation that takes the lock (hand-off too).
  */
 void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id);

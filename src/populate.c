@@ -140,7 +140,7 @@ static bool collapse_data(struct pc_cache *c, struct pc_node *n,
 {
 	void *data = pfn_data(c, n->first_pfn + from);
 
-	return c->shared && to - from == PC_FRAME_STEP &&
+	return pc__mem(c)->collapse && to - from == PC_FRAME_STEP &&
 	       !((uintptr_t)data & (HUGE_BYTES - 1)) &&
 	       !collapse(c, n, data);
 }
@@ -158,7 +158,7 @@ static void collapse_descs(struct pc_cache *c, struct pc_node *n,
 		       HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
 	uintptr_t end = (uintptr_t)pfn_page(c, n->first_pfn + to);
 
-	if (!c->shared)
+	if (!pc__mem(c)->collapse)
 		return;
 	for (; b < end; b += HUGE_BYTES)
 		if (b >= lo && b + HUGE_BYTES <= hi)
@@ -172,7 +172,7 @@ static unsigned collapse_behind(struct pc_cache *c, struct pc_node *n)
 	uint32_t to = pc_min(from + PC_FRAME_STEP, atomic_load(&n->hw));
 
 	PC_ASSERT_HELD(&n->populate_mtx);
-	if (!c->shared || from >= to)
+	if (!pc__mem(c)->collapse || from >= to)
 		return 0;
 	collapse_data(c, n, from, to);
 	collapse_descs(c, n, from, to);

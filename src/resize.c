@@ -296,14 +296,13 @@ static uint32_t settle_above_pins(struct pc_cache *c, struct pc_node *n,
 /* Step 5: memory back to the system.                                  */
 
 /*
- * Memory back to the system: a private cache's anonymous memory is freed
- * by MADV_DONTNEED; a shared cache's is its memfd's, which that only
- * unmaps from this process, so there the file's pages are removed
- * (MADV_REMOVE: a hole punched, gone from every process's mapping).
+ * Memory back to the system, as the cache's provider gives it back
+ * (mem.h: a private cache's anonymous memory by MADV_DONTNEED, a shared
+ * cache's memfd by MADV_REMOVE, a hole punched in the file).
  */
 static void discard(struct pc_cache *c, void *addr, size_t len)
 {
-	madvise(addr, len, c->shared ? MADV_REMOVE : MADV_DONTNEED);
+	madvise(addr, len, pc__mem(c)->discard);
 }
 
 static void give_back(struct pc_cache *c, struct pc_node *n)

@@ -1,13 +1,44 @@
 /*
- * share.h - what the core asks of share.c about a shared cache
- * (shared=on): its creation in a region, its home process, the processes
- * attached, the mappings' slots, the descriptors sent home.  internal.h
+ * share.h - a shared cache (shared=on) between its modules and what the
+ * core asks of them: its creation in a region (share.c), its home process
+ * (home.c), the processes attached (procs.c), each process's part of it
+ * (local.c), the mappings' slots, the descriptors sent home.  internal.h
  * has the memory, lock and I/O helpers every file uses.
  */
 #ifndef PC_SHARE_H
 #define PC_SHARE_H
 
 #include "internal.h"
+#include "bdi.h"
+
+#define PC_SHARE_SLOTS (1u << 18)	/* mappings of one cache at once */
+#define PC_SHARE_PROCS 256		/* processes attached at once */
+_Static_assert(PC_SHARE_PROCS + 1 <= PC_BDI_OWNERS, "bdi in_flight by owner");
+
+struct pc_shm;
+
+/* What the processes of a shared cache have in common, in its region. */
+struct pc_share {
+	struct pc_lock lock;		/* rank SHARE: procs[] (procs.c) */
+	_Atomic uint64_t next_serial;
+	int32_t home_pid;		/* read-only */
+	uint64_t home_start;		/* read-only */
+	uint64_t id;			/* read-only: random; names the
+					   home's sockets (home.c) */
+	int sock;			/* read-only: the home's, bound */
+	int escrow;			/* read-only: the home's, bound
+					   (home.c: two sockets) */
+	_Atomic bool closing;		/* the home is tearing it down */
+	_Atomic uint64_t attaches;	/* processes entered, ever (a gauge
+					   of vmstat.c: shared_attaches) */
+	_Atomic uint32_t slot_hint;	/* where the last slot was found */
+	_Atomic uint64_t slot_map[PC_SHARE_SLOTS / 64];	/* taken by CAS */
+	struct {
+		_Atomic int32_t pid;	/* 0: free */
+		uint64_t start;
+		bool reaping;		/* dead; its reap under way */
+	} procs[PC_SHARE_PROCS];	/* lock */
+};
 
 /*
  * A cache in a new region sized for @span_frames frames: *@out is its
@@ -16,7 +47,8 @@
  */
 int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 		     uint64_t span_frames);
-/* The home's service thread (after the rest of create): 0 or -errno. */
+/* The home's service thread started, the cache published (after the
+ * rest of create): 0 or -errno. */
 int pc__share_start(struct pc_cache *c);
 /* Processes that entered @c since it was made (0: a private cache). */
 uint64_t pc__share_attaches(struct pc_cache *c);
@@ -40,7 +72,8 @@ void pc__share_detach(struct pc_cache *c);
 /* fork(2), in the child: the parent's I/O forgotten, the child entered. */
 void pc__share_fork_child(void);
 
-/* A new mapping's serial and slot (shared caches): 0, or -ENOMEM. */
+/* A new mapping's serial and slot (shared caches): 0, or -ENOMEM (no
+ * slot free, or no memory for its descriptors in this process). */
 int pc__share_slot_get(struct pc_cache *c, struct pc_mapping *m);
 void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m);
 /*
@@ -50,12 +83,53 @@ void pc__share_slot_put(struct pc_cache *c, struct pc_mapping *m);
  * wait for the home, and the home for the cache's locks).
  */
 void pc__share_send_fd(struct pc_mapping *m);
-/* The home: take the descriptors sent to its escrow so far (share.c). */
+/* The home: take the descriptors sent to its escrow so far (home.c). */
 void pc__share_take_fds(struct pc_cache *c);
 
-/* This process's I/O backend for @c (the fallback to sync said once). */
-int pc__io_make(struct pc_cache *c, struct pc_local *l);
-void pc__io_destroy(struct pc_cache *c);
+/*
+ * local.c, the process's one table of caches, private and shared: @c in
+ * it with an id (0, or -ENOMEM: full); out of it (the table's lock held);
+ * whole (its pages found by pc__page_cache from now on); the table's lock;
+ * the cache of id @id (the lock held); is a cache of id @id alive (no
+ * lock: ids are never reused)?
+ */
+int pc__local_register(struct pc_cache *c);
+void pc__local_unregister_locked(struct pc_cache *c);
+void pc__local_whole(struct pc_cache *c);
+void pc__local_lock_table(void);
+void pc__local_unlock_table(void);
+struct pc_cache *pc__local_by_id_locked(uint64_t id);
+bool pc__local_id_live(uint64_t id);
+/*
+ * local.c: this process's entry for @c, with @shm its handle of the
+ * region (NULL: none free, or no memory); its entry, or NULL; out again
+ * (its descriptors closed).
+ */
+struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm);
+struct pc_local *pc__local_find(struct pc_cache *c);	/* NULL: none */
+/* This process's owner id for @c's page locks (pagewait.h), 0: none. */
+void pc__local_set_owner(struct pc_cache *c, uint32_t id);
+void pc__local_remove(struct pc_cache *c);
+/* Tests: no memory for a new chunk of descriptors (pc__bk_ready fails). */
+extern _Atomic bool pc__test_no_bk_chunk;
+
+/*
+ * procs.c: this process into @c's table (0, or -EMFILE: full), its owner
+ * id for page locks set; out of it; the others attached and alive, the
+ * dead found reaped.
+ */
+int pc__procs_enter(struct pc_cache *c);
+void pc__procs_leave(struct pc_cache *c);
+unsigned pc__procs_others(struct pc_cache *c);
+
+/*
+ * home.c: the home's sockets bound (create: 0 or -errno); its service
+ * thread started (0 or -errno); a process that entered says so to the
+ * home (which watches it from then on).
+ */
+int pc__home_open(struct pc_share *s);
+int pc__home_start(struct pc_cache *c);
+void pc__home_say_entered(struct pc_cache *c);
 
 #ifdef PC_DEBUG
 /*

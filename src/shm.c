@@ -43,8 +43,8 @@
  * the head), so a process that dies holding it leaves nothing to repair:
  * the lock is made consistent and the region stays sound.  The header's
  * other fields are read-only after create, but for the atomic roots and
- * `broken`.  The process's table `local` is under local_lock (a plain
- * mutex of this process, taken before no other lock).
+ * `broken`.  The process's table `local` is under local_lock (rank
+ * REGIONS: a lock of this process, a leaf).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -109,7 +109,7 @@ struct pc_shm {
 
 _Static_assert(sizeof(struct pc_shm) <= SHM_CHUNK, "the header's chunk");
 
-static pthread_mutex_t local_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pc_lock local_lock = PC_LOCK_INITIALIZER(PC_RANK_REGIONS);
 static struct {
 	struct pc_shm *s;
 	int fd;
@@ -119,7 +119,7 @@ static int local_add(struct pc_shm *s, int fd)
 {
 	int rc = -EMFILE;
 
-	pthread_mutex_lock(&local_lock);
+	pc__lock(&local_lock);
 	for (int i = 0; i < SHM_MAX_LOCAL; i++)
 		if (!local[i].s) {
 			local[i].s = s;
@@ -127,7 +127,7 @@ static int local_add(struct pc_shm *s, int fd)
 			rc = 0;
 			break;
 		}
-	pthread_mutex_unlock(&local_lock);
+	pc__unlock(&local_lock);
 	return rc;
 }
 
@@ -136,14 +136,14 @@ static int local_del(const struct pc_shm *s)
 {
 	int fd = -1;
 
-	pthread_mutex_lock(&local_lock);
+	pc__lock(&local_lock);
 	for (int i = 0; i < SHM_MAX_LOCAL; i++)
 		if (local[i].s == s) {
 			fd = local[i].fd;
 			local[i].s = NULL;
 			break;
 		}
-	pthread_mutex_unlock(&local_lock);
+	pc__unlock(&local_lock);
 	return fd;
 }
 
@@ -152,14 +152,14 @@ static bool local_overlaps(uint64_t addr, uint64_t size)
 {
 	bool hit = false;
 
-	pthread_mutex_lock(&local_lock);
+	pc__lock(&local_lock);
 	for (int i = 0; i < SHM_MAX_LOCAL; i++) {
 		const struct pc_shm *s = local[i].s;
 
 		if (s && addr < s->addr + s->size && s->addr < addr + size)
 			hit = true;
 	}
-	pthread_mutex_unlock(&local_lock);
+	pc__unlock(&local_lock);
 	return hit;
 }
 
@@ -167,11 +167,11 @@ int pc__shm_fd(const struct pc_shm *s)
 {
 	int fd = -1;
 
-	pthread_mutex_lock(&local_lock);
+	pc__lock(&local_lock);
 	for (int i = 0; i < SHM_MAX_LOCAL; i++)
 		if (local[i].s == s)
 			fd = local[i].fd;
-	pthread_mutex_unlock(&local_lock);
+	pc__unlock(&local_lock);
 	return fd;
 }
 

@@ -1,10 +1,10 @@
 /*
- * tctx.c - the process's caches, and each thread's context in each.
+ * tctx.c - each thread's context in each cache of the process.
  *
- * The process keeps its live caches in live[] (live_lock), each with an id
- * unique in the process (never reused): pc_cache_create registers a cache
- * (pc__cache_register), destroy unregisters it, pc__page_cache finds the
- * cache a page descriptor belongs to.
+ * The process keeps its caches in its one table (local.c), each with an
+ * id unique in the process (never reused): pc_cache_create registers a
+ * cache (pc__cache_register, here: the fork handlers too), destroy
+ * unregisters it.
  *
  * Per-thread contexts (struct pc_tctx, internal.h) carry a thread's node,
  * its vmstat shard, its LRU batches and its dirty-throttle state.  A
@@ -13,15 +13,15 @@
  * c->tctxs so reclaim can drain them (pc__tctx_drain_all) and destroy can
  * free them (pc__cache_unregister).  A thread that exits hands its
  * contexts back through a pthread key destructor (tctx_exit), which checks
- * under `live_lock` that the cache still exists (a cache may be destroyed
- * before its users' threads).  A context is made on first use, which may
+ * under the table's lock that the cache still exists (a cache may be
+ * destroyed before its users' threads).  A context is made on first use, which may
  * come under any lock (a counter bumped under an lru lock), so making one
  * takes no lock: it is pushed on c->tctxs by compare-and-swap, and a dead
- * cache's slot is found by its id in live_id[] (atomic, read without a
- * lock).  Unlinking and walking the list (drains) take c->tctx_lock.
+ * cache's slot is found by its id gone from the table (pc__local_id_live:
+ * atomic, read without a lock).  Unlinking and walking the list (drains) take c->tctx_lock.
  *
  * A forked child can create caches of its own (not use inherited ones):
- * pthread_atfork handlers hold live_lock across fork.  A shared cache
+ * pthread_atfork handlers hold the table's lock across fork.  A shared cache
  * (share.c) it goes on using: the child's thread forgets the parent's
  * contexts (they stay the parent thread's), and its contexts, like every
  * other process's, are in the cache's memory on c->tctxs, each marked
@@ -36,7 +36,7 @@
  * or before the reference goes to another holder, by its thread alone: a
  * death between can leak a reference, never give one back twice.  So no
  * record covers a page while its reference is its I/O's (io_pid: the
- * I/O's reaper gives that one back, share.c): a reader or writer lets go
+ * I/O's reaper gives that one back, procs.c): a reader or writer lets go
  * of its record across a sync read of the page (filemap.c).
  *
  * Pins (pc_get_page) are the process's: pc_put_page may come from any of
@@ -52,7 +52,8 @@
  * what dropbehind, truncation and migration hold under a mutex (a death
  * there breaks the cache anyway).
  *
- * Locks (lock.h): `live_lock` (process-wide) → c->tctx_lock → t->lock.
+ * Locks (lock.h): the table's (local.c, process-wide) → c->tctx_lock →
+ * t->lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,33 +70,9 @@ struct tctx_slot {
 	struct pc_tctx *t;
 };
 
-#define MAX_CACHES 64
-
-static struct pc_lock live_lock = PC_LOCK_INITIALIZER(PC_RANK_LIVE);
-static struct pc_cache *live[MAX_CACHES];	/* live_lock */
-/* live[i]->id, or 0: written under live_lock, read without it */
-static _Atomic uint64_t live_id[MAX_CACHES];
-static uint64_t next_cache_id = 1;	/* live_lock */
 static pthread_key_t tctx_key;
 static pthread_once_t tctx_once = PTHREAD_ONCE_INIT;
 static __thread struct tctx_slot slots[TCTX_SLOTS];
-
-static struct pc_cache *live_find(uint64_t id)
-{
-	for (unsigned i = 0; i < MAX_CACHES; i++)
-		if (live[i] && live[i]->id == id)
-			return live[i];
-	return NULL;
-}
-
-/* Is a cache of id @id alive?  Without a lock: ids are never reused. */
-static bool live_id_present(uint64_t id)
-{
-	for (unsigned i = 0; i < MAX_CACHES; i++)
-		if (atomic_load_explicit(&live_id[i], memory_order_acquire) == id)
-			return true;
-	return false;
-}
 
 /*
  * Off c->tctxs.  New contexts are pushed at the head without the lock
@@ -123,14 +100,14 @@ static void pins_hand_over(struct pc_cache *c, struct pc_tctx *t);
 static void tctx_exit(void *arg)
 {
 	(void)arg;
-	pc__lock(&live_lock);
+	pc__local_lock_table();
 	for (int i = 0; i < TCTX_SLOTS; i++) {
 		struct pc_cache *c;
 		struct pc_tctx *t = slots[i].t;
 
 		if (!t)
 			continue;
-		c = live_find(slots[i].id);
+		c = pc__local_by_id_locked(slots[i].id);
 		if (c && c == t->cache) {
 			pc__lru_drain(c, t);
 			pc__pcp_drain(c, t);
@@ -143,7 +120,7 @@ static void tctx_exit(void *arg)
 		slots[i].t = NULL;
 		slots[i].id = 0;
 	}
-	pc__unlock(&live_lock);
+	pc__local_unlock_table();
 }
 
 static void tctx_key_init(void)
@@ -154,8 +131,8 @@ static void tctx_key_init(void)
 /*
  * This thread's context for @c, made on first use.  Making one may happen
  * under any lock (a counter bumped under an lru lock is a first use), so
- * it takes none: dead caches' slots are found by id (live_id), and the new
- * context is pushed on c->tctxs by compare-and-swap.
+ * it takes none: dead caches' slots are found by id (pc__local_id_live),
+ * and the new context is pushed on c->tctxs by compare-and-swap.
  */
 struct pc_tctx *pc__tctx(struct pc_cache *c)
 {
@@ -171,7 +148,7 @@ struct pc_tctx *pc__tctx(struct pc_cache *c)
 	if (free_slot < 0) {
 		/* Slots taken by caches since destroyed can be reused. */
 		for (int i = 0; i < TCTX_SLOTS && free_slot < 0; i++)
-			if (!live_id_present(slots[i].id))
+			if (!pc__local_id_live(slots[i].id))
 				free_slot = i;
 		if (free_slot < 0)
 			return NULL;	/* 9th cache in one thread: no batching */
@@ -414,7 +391,7 @@ static unsigned held_give_back(struct pc_cache *c, struct pc_tctx *t)
 
 /*
  * The contexts of a dead process @pid, but the calling thread's own: a
- * process that reaps a dead one of its own pid (share.c: a pid reused,
+ * process that reaps a dead one of its own pid (procs.c: a pid reused,
  * or its own image before an exec) may have made one during the reap.
  * The pages their batches and records held are given back first.
  */
@@ -458,38 +435,21 @@ PC_EXPORT int pc_thread_set_node(pc_cache *c, int node)
 	return 0;
 }
 
-struct pc_cache *pc__page_cache(const struct pc_page *p)
-{
-	struct pc_cache *found = NULL;
-
-	pc__lock(&live_lock);
-	for (unsigned i = 0; i < MAX_CACHES; i++) {
-		struct pc_cache *c = live[i];
-
-		if (c && p >= c->pages && p < c->pages + c->span_frames) {
-			found = c;
-			break;
-		}
-	}
-	pc__unlock(&live_lock);
-	return found;
-}
-
 /*
  * fork(2): a child may make caches of its own (the ones it inherited are
  * dead: their threads stayed in the parent).  What a new cache needs that
- * another thread could hold at the fork - live_lock - is taken before and
+ * another thread could hold at the fork - the table's lock - is taken before and
  * released on both sides (ebr.c looks after its own state).  Registered
  * once, by the first cache registered.
  */
 static void fork_prepare(void)
 {
-	pc__lock(&live_lock);
+	pc__local_lock_table();
 }
 
 static void fork_parent(void)
 {
-	pc__unlock(&live_lock);
+	pc__local_unlock_table();
 }
 
 static void fork_child(void)
@@ -497,7 +457,7 @@ static void fork_child(void)
 	/* This thread's contexts are its parent's thread's. */
 	for (int i = 0; i < TCTX_SLOTS; i++)
 		slots[i].id = 0, slots[i].t = NULL;
-	pc__unlock(&live_lock);
+	pc__local_unlock_table();
 	pc__share_fork_child();
 }
 
@@ -508,31 +468,20 @@ static void fork_handlers_init(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-/* @c into live[], with an id of its own: 0, or -ENOMEM (64 caches live). */
+/* @c into the table, with an id of its own: 0, or -ENOMEM (64 caches). */
 int pc__cache_register(struct pc_cache *c)
 {
-	int r = -ENOMEM;
+	int r;
 
 	pthread_once(&fork_once, fork_handlers_init);
-	pc__lock(&live_lock);
-	for (unsigned i = 0; i < MAX_CACHES; i++)
-		if (!live[i]) {
-			live[i] = c;
-			if (!c->shared)	/* a shared one has its own */
-				c->id = next_cache_id++;
-			atomic_store_explicit(&live_id[i], c->id,
-					      memory_order_release);
-			r = 0;
-			break;
-		}
-	pc__unlock(&live_lock);
+	r = pc__local_register(c);
 	if (r)
 		fprintf(stderr, "pagecache: too many caches in one process\n");
 	return r;
 }
 
 /*
- * @c out of live[]; the contexts of this process's threads still running
+ * @c out of the table; the contexts of this process's threads still running
  * freed (their batches drained first: a shared cache lives on), and in a
  * shared cache's home, the last to leave, everyone's.
  */
@@ -541,13 +490,7 @@ void pc__cache_unregister(struct pc_cache *c)
 	bool all = pc__share_is_home(c);
 	pid_t self = getpid();
 
-	pc__lock(&live_lock);
-	for (unsigned i = 0; i < MAX_CACHES; i++)
-		if (live[i] == c) {
-			live[i] = NULL;
-			atomic_store_explicit(&live_id[i], 0,
-					      memory_order_release);
-		}
+	pc__local_lock_table();
 	for (;;) {	/* other processes may push theirs meanwhile */
 		struct pc_tctx *t;
 
@@ -564,7 +507,8 @@ void pc__cache_unregister(struct pc_cache *c)
 		pc__lock_destroy(&t->lock);
 		pc__cache_free(c, t, sizeof(*t));
 	}
-	pc__unlock(&live_lock);
+	pc__local_unregister_locked(c);
+	pc__local_unlock_table();
 	for (int i = 0; i < TCTX_SLOTS; i++)
 		if (slots[i].id == c->id)
 			slots[i].id = 0, slots[i].t = NULL;

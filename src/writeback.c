@@ -328,3 +328,62 @@ uint64_t pc__writeback_mapping_retry(struct pc_mapping *m)
 	return left;	/* kept dirty: lost only if the caller drops them */
 }
 
+/* ------------------------------------------------------------------ */
+/* A dead process's page lock and write completion (procs.c's reap: the
+ * tags and PG_writeback it left are writeback's to put right).         */
+
+/*
+ * A page lock a dead process held outside I/O (page.h: its owner bits): it may
+ * have been copying a write into the page, so an uptodate page is dirty
+ * from now on (what readers may have seen of it reaches the disk); one not
+ * uptodate is read by the next reader (filemap.c).  The dead process's
+ * reference, if it had one, stays: the page is only never freed.
+ *
+ * It may also have been gathering the page for writeback (writeback.c):
+ * its tags moved (DIRTY off, WRITEBACK on) before PG_writeback was set -
+ * put back, so the page is written again and nothing waits for it - or
+ * PG_writeback set and the counters moving, not yet marked as its write
+ * in flight (io_pid): how far the counters got cannot be known, so the
+ * cache is broken (each process writes back what it can and goes on
+ * through the kernel).  Once marked, the page is a write in flight
+ * (procs.c, reap_pages).
+ */
+void pc__lock_abandon(struct pc_cache *c, struct pc_page *p)
+{
+	struct pc_mapping *m = page_mapping(p);
+
+	if (m && page_test(p, PG_writeback) && !atomic_load(&p->io_pid)) {
+		atomic_store(c->broken, 1);
+	} else if (m) {
+		/* Locked, so still in its mapping's tree at its index. */
+		pc__lock_counted(&m->tree_lock);
+		if (page_test(p, PG_dirty))
+			pc__tree_tag_set(&m->tree, page_index(p), PC_TAG_DIRTY);
+		if (!page_test(p, PG_writeback))
+			pc__tree_tag_clear(&m->tree, page_index(p),
+					   PC_TAG_WRITEBACK);
+		pc__unlock(&m->tree_lock);
+		if (page_test(p, PG_uptodate))
+			pc__set_page_dirty(m, p);
+	}
+	pc__unlock_page(&c->wait, p);
+}
+
+/*
+ * A dead process's write completion (writeback.c: wb_finish) left @p
+ * marked: PC_IO_ENDED, its counters moved, so only its PG_writeback (if
+ * still set: no new writeback sets it while the mark stands) and the
+ * request's reference are left; PC_IO_MOVING, the counters half moved:
+ * the cache is broken, and the page's writeback ended all the same, so
+ * no one waits for it.
+ */
+void pc__write_end_abandon(struct pc_cache *c, struct pc_page *p,
+			   int32_t mark)
+{
+	if (mark & PC_IO_MOVING)
+		atomic_store(c->broken, 1);
+	if (page_test(p, PG_writeback))
+		pc__end_page_writeback(c, p);
+	atomic_store(&p->io_pid, 0);
+	pc__put_page(c, p);
+}

@@ -42,6 +42,16 @@
  *                    program with something of its own at the cache's
  *                    address is refused (-EEXIST), and so is a name that
  *                    is gone (-ENOENT)
+ *   remove           pc_cache_remove: a bad name, none, one in use (here,
+ *                    and served by a live home in another process), and
+ *                    a stale one whose home was killed, removed so that
+ *                    a new cache takes the name
+ *   no_memory        no memory for this process's descriptors of a new
+ *                    mapping (local.c, injected): the open says -ENOMEM,
+ *                    the next one works
+ *   table            the process's one table of caches (local.c): a
+ *                    page of a private and of a shared cache finds its
+ *                    cache
  *
  * A model lives in an anonymous shared mapping so the parent can check
  * what the children wrote.  Each random test prints its seed.  Under TSan
@@ -56,6 +66,7 @@
  * whose files the home writes back (killed_writer, killed_escrow, spawn,
  * attach_exec).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -610,6 +621,45 @@ static bool in_sendmsg(pid_t pid)
 }
 
 /*
+ * Until every thread of @pid is stopped: kill(SIGSTOP) returns before
+ * they are (one thread of the process starts the stop when it next runs,
+ * and the others stop after it), so a thread of a loaded machine's home
+ * could still take a message meanwhile, holding its locks as it stops.
+ */
+static void wait_stopped(pid_t pid)
+{
+	char dir[64];
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	for (;;) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		bool all = true;
+
+		assert_non_null(d);
+		while ((e = readdir(d))) {
+			char path[384], buf[512], *p;
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/stat", dir, e->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fgets(buf, sizeof(buf), f) &&
+			    (p = strrchr(buf, ')')) && p[1] && p[2] != 'T')
+				all = false;
+			fclose(f);
+		}
+		closedir(d);
+		if (all)
+			return;
+		tu_sleep_us(500);
+	}
+}
+
+/*
  * A process sending a descriptor home holds no lock of the cache while the
  * send may wait.  The cache process is stopped, so its socket's queue
  * fills and a child's open blocks in sendmsg; meanwhile every mapping's
@@ -642,6 +692,7 @@ static void test_send_unlocked(void **state)
 	sent0 = tu_vm(c, "shared_fds_sent");
 	assert_int_equal(pipe(done), 0);
 	assert_int_equal(kill(home, SIGSTOP), 0);
+	wait_stopped(home);
 	fflush(stdout);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -760,6 +811,20 @@ static int exec_child(int argc, char **argv)
 		r = pc_cache_attach(&c, argv[2]);
 		return r == -EEXIST ? 0 : 21;
 	}
+	if (!strcmp(argv[1], "--remove"))	/* its errno as the status */
+		return -pc_cache_remove(argv[2]);
+	if (!strcmp(argv[1], "--create")) {	/* made, then killed */
+		char cfg[128];
+
+		snprintf(cfg, sizeof(cfg), "shared=on memory=4M name=%s" IO,
+			 argv[2]);
+		if (pc_cache_create(&c, cfg))
+			return 40;
+		printf("ready\n");
+		fflush(stdout);
+		pause();
+		return 41;
+	}
 	if (argc != 5)
 		return 30;
 	r = pc_cache_attach(&c, argv[2]);
@@ -857,6 +922,122 @@ static void test_attach_exec(void **state)
 	close(out[0]);
 }
 
+/* This test program exec'd with @what @name: its exit status. */
+static int exec_status(const char *what, const char *name)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(self_exe, self_exe, what, name, "-", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void test_remove(void **state)
+{
+	char name[64], cfg[128], line[16];
+	pc_cache *c;
+	int status, out[2];
+	pid_t pid;
+	FILE *in;
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-remove-%d", (int)getpid());
+	assert_int_equal(pc_cache_remove(NULL), -EINVAL);
+	assert_int_equal(pc_cache_remove(""), -EINVAL);
+	assert_int_equal(pc_cache_remove("a/b"), -EINVAL);
+	assert_int_equal(pc_cache_remove(".hidden"), -EINVAL);
+	assert_int_equal(pc_cache_remove(name), -ENOENT);
+	/* In use: attached here, and served by a live home elsewhere. */
+	snprintf(cfg, sizeof(cfg), "shared=on memory=4M name=%s" IO, name);
+	c = tu_cache(cfg);
+	assert_int_equal(pc_cache_remove(name), -EBUSY);
+	assert_int_equal(exec_status("--remove", name), EBUSY);
+	assert_int_equal(pc_cache_destroy(c), 0);
+	assert_int_equal(pc_cache_remove(name), -ENOENT);	/* gone */
+	/* Its home killed: a stale name, which remove takes away. */
+	assert_int_equal(pipe(out), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		execl(self_exe, self_exe, "--create", name, "-", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	in = fdopen(out[0], "r");
+	assert_non_null(in);
+	assert_non_null(fgets(line, sizeof(line), in));
+	assert_string_equal(line, "ready\n");
+	fclose(in);
+	assert_int_equal(exec_status("--remove", name), EBUSY);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(pc_cache_attach(&c, name), -ENOTCONN);
+	assert_int_equal(pc_cache_remove(name), 0);
+	assert_int_equal(pc_cache_attach(&c, name), -ENOENT);
+	assert_int_equal(pc_cache_remove(name), -ENOENT);
+	/* The name is free: a new cache takes it. */
+	c = tu_cache(cfg);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * No memory for this process's descriptors of a new mapping (local.c's
+ * chunk of them): the open fails with -ENOMEM, nothing is left half made,
+ * and the next open, with memory, works.
+ */
+static void test_no_memory(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	pc_file *f;
+	char buf[4];
+
+	(void)state;
+	tu_make_file(tu_path("nomem"), 4, 1);
+	atomic_store(&pc__test_no_bk_chunk, true);
+	assert_int_equal(pc_open(c, tu_path("nomem"), O_RDWR, 0, &f),
+			 -ENOMEM);
+	atomic_store(&pc__test_no_bk_chunk, false);
+	assert_int_equal(pc_open(c, tu_path("nomem"), O_RDWR, 0, &f), 0);
+	assert_int_equal(pc_pwrite(f, "nmem", 4, 0), 4);
+	assert_int_equal(pc_pread(f, buf, 4, 0), 4);
+	assert_memory_equal(buf, "nmem", 4);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * One table of caches in the process, private and shared alike: a page
+ * finds its cache by its address.
+ */
+static void test_table(void **state)
+{
+	pc_cache *p = tu_cache("memory=4M");
+	pc_cache *s = tu_cache("shared=on memory=4M" IO);
+
+	(void)state;
+	assert_false(pc_cache_shared(p));
+	assert_true(pc_cache_shared(s));
+	assert_false(pc_cache_shared(NULL));
+	assert_ptr_equal(pc__page_cache(&p->pages[0]), p);
+	assert_ptr_equal(pc__page_cache(&p->pages[p->span_frames - 1]), p);
+	assert_ptr_equal(pc__page_cache(&s->pages[0]), s);
+	assert_ptr_equal(pc__page_cache(&s->pages[s->span_frames - 1]), s);
+	assert_ptr_equal(pc__local(p), p->local);
+	assert_non_null(pc__local(s)->shm);
+	assert_int_equal(pc_cache_destroy(s), 0);
+	assert_int_equal(pc_cache_destroy(p), 0);
+}
+
 static void test_refused(void **state)
 {
 	pc_cache *c;
@@ -883,6 +1064,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_send_unlocked),
 		cmocka_unit_test(test_detach),
 		cmocka_unit_test(test_attach_exec),
+		cmocka_unit_test(test_remove),
+		cmocka_unit_test(test_no_memory),
+		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_refused),
 	};
 	ssize_t n;

@@ -19,7 +19,7 @@
  * that name instead; the library's region /dev/shm/pagecache-u<UID>-NAME),
  * so that programs started separately are coherent as under the kernel.
  * The first invocation makes it: it starts the cache process
- * (pc_cache_spawn, src/home.c: a daemon that creates the cache, shared=on
+ * (pc_cache_spawn, src/daemon.c: a daemon that creates the cache, shared=on
  * name=..., with the invocation's configuration, runs its threads, and
  * once no process has been attached for a second destroys it: everything
  * written back, the name removed).  Later invocations join it as it is,
@@ -316,10 +316,7 @@ static int cache_ensure(const char *name, const char *cfg, const char *memory,
 			break;
 		}
 		if (a == -ENOTCONN) {	/* its cache process died: a stale name */
-			char path[128];
-
-			snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
-			unlink(path);
+			(void)pc_cache_remove(name);
 		} else if (a != -ENOENT) {
 			fprintf(stderr, "pagecache exec: cannot join the cache %s: "
 				"%s\n", name, strerror(-a));
