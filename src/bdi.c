@@ -570,7 +570,7 @@ struct pc_bdi *pc__bdi_get(struct pc_cache *c, dev_t dev)
 	atomic_store(&b->write_bw, INIT_BW);
 	atomic_store(&b->dirtiers, 1);
 	b->bw_stamp_ns = pc__now_ns();
-	/* A shared cache's flushers run in its home (share.c starts one
+	/* A shared cache's flushers run in its home (home.c starts one
 	 * for a bdi made elsewhere when a writer sends its descriptor). */
 	if (pc__share_is_home(c) && flusher_start_locked(b)) {
 		bdi_free(b);

@@ -34,7 +34,7 @@
  * pid), a count of shared holds per process in PC_RW_SLOTS slots, and a
  * futex word waiters sleep on (the protocol is at rw_sleep).  A dead
  * process's holds are let go by pc__rwlock_reap, which the cache's reaper
- * calls (share.c).  pc__pid, the process's pid for these and for the
+ * calls (procs.c).  pc__pid, the process's pid for these and for the
  * page lock's owner, lives here so that leaves can read it.
  */
 #include <execinfo.h>

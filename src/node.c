@@ -58,7 +58,6 @@
 #include "internal.h"
 #include "node.h"
 #include "numa_topology.h"
-#include "shm.h"
 #include "tree.h"
 
 #define HUGE_BYTES (2ull << 20)

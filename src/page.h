@@ -5,7 +5,7 @@
  * cache live in one array (c->pages) reserved at create for the largest
  * budget the cache may grow to, and never unmapped; the frames' data in
  * another (c->data).  A descriptor is initialized when its frame is first
- * handed out (node.c: frames come in 2 MiB steps from never-used memory),
+ * handed out (page_alloc.c: frames come in 2 MiB steps from never-used memory),
  * and a page pointer stays valid memory for the cache's life, which is
  * what lets readers take a speculative reference on a page they found
  * without any lock (RCU lookup, then get_unless_zero, then a re-check
@@ -30,7 +30,7 @@
  *   flags     atomic bit set; PG_locked is a sleeping lock (pagewait.c).
  *             Bits 16-31 (PG_OWNER_SHIFT): in a shared cache, who holds
  *             PG_locked - 1 + the holder's slot in the cache's table of
- *             processes (share.c), 0 for none - set by the one atomic
+ *             processes (procs.c), 0 for none - set by the one atomic
  *             operation that takes the lock and cleared by the one that
  *             lets it go, so a death leaves no lock without its owner.
  *   mapping,  written while the page is locked and frozen or new; read
@@ -97,7 +97,7 @@ struct pc_page {
 	/* Shared caches: the process whose I/O holds the page (locked for
 	 * a read, or under writeback), | PC_IO_FIRST on a request's first
 	 * page; 0: none.  Written by the submitter and its completion; a
-	 * dead process's are finished by the reaper (share.c).  A write's
+	 * dead process's are finished by the reaper (procs.c).  A write's
 	 * completion (writeback_io.c: pc__wb_finish) marks it PC_IO_MOVING while
 	 * the counters move, PC_IO_ENDED until its PG_writeback has ended;
 	 * a new writeback of the page waits for 0. */

@@ -10,7 +10,7 @@
  * pages in memory every process maps, shm.h): the queue locks are
  * process-shared and robust, the futexes are not FUTEX_PRIVATE, and the
  * waiters are records of a pool in that memory, not on stacks another
- * process cannot read.  A process's death is mended for it (share.c calls
+ * process cannot read.  A process's death is mended for it (procs.c calls
  * pc__pagewait_reap, then lets go the dead one's page locks), which asks
  * three things of this file:
  *   - the lock's owner is part of the acquisition.  The high half of the
@@ -110,7 +110,7 @@
  * the insertion race is let go with pc__unlock_page (filemap.c).  Issue
  * 36 was that case: a readahead page that lost the race was unlocked by a
  * plain clear and a shrink slept on it for ever, PG_waiters set and
- * PG_locked clear.  The frees (node.c) store 0 in the flags, which is
+ * PG_locked clear.  The frees (page_alloc.c) store 0 in the flags, which is
  * safe because no waiter is queued on a page without a reference to it:
  * at most a waker still holding the queue lock clears a PG_waiters that
  * is already gone.
@@ -638,7 +638,7 @@ uint64_t pc__pagewait_wakeups(struct pc_pagewait *w)
 }
 
 /* ------------------------------------------------------------------ */
-/* A dead process's part (shared pagewaits: share.c's reaper).         */
+/* A dead process's part (shared pagewaits: procs.c's reaper).         */
 
 static bool waitq_has_locked(const struct pc_waitq *q,
 			     const struct pc_waiter *x)
@@ -678,7 +678,7 @@ static bool waitq_find_due(struct pc_waitq *q, struct pc_page **p, int *bit)
  *      still queued is unlinked (no lock can be handed to it from then
  *      on), and each goes back to the pool.  A lock handed to one before
  *      is the dead process's by its owner bits: the page scan that
- *      follows (share.c) lets it go;
+ *      follows (procs.c) lets it go;
  *   2. every queue is looked through for waiters whose bit is clear - a
  *      waker that died between its clearing RMW and its queue leaves
  *      those - and they are woken as the waker would have (a hand-off

@@ -37,7 +37,7 @@
  * Given back (pc__pcp_drain): when the thread exits or its context is
  * reaped, detached or unregistered (tctx.c), and from every context by
  * pc__tctx_drain_all - direct reclaim, an allocation's slow path that
- * found nothing (node.c: at most PC_PCP_MAX frames a thread were out of
+ * found nothing (page_alloc.c: at most PC_PCP_MAX frames a thread were out of
  * reach), a shrink (resize.c: frames above the new share retire when
  * given back; one popped above the share meanwhile is retired instead of
  * used), invalidation and destroy.

@@ -12,14 +12,14 @@
  * written, so the whole budget is taken from never-used memory once) paid
  * that in its own memcpy.
  *
- * What: a node's frames [0, hw) are initialized (node.c grow_locked hands
+ * What: a node's frames [0, hw) are initialized (page_alloc.c grow_locked hands
  * them out a 2 MiB step at a time); [hw, ready) are faulted in, data and
  * descriptors, but not yet initialized; above that nothing was touched.
  *
  *   node k:  | initialized (hw) | ready ahead | never touched ... | share
  *                      ^ the allocator's step    ^ kswapd's next step
  *
- *   1. the allocator initializes a step (node.c rmqueue) and calls
+ *   1. the allocator initializes a step (page_alloc.c rmqueue) and calls
  *      pc__populate_after_grow: when ready is less than ahead_frames()
  *      beyond hw and the share has more, it wakes kswapd to populate
  *      (pc__wakeup_populate); a step it took that was not ready counts in

@@ -52,7 +52,7 @@
  * shared cache each new page is marked as this process's read in flight
  * (io_pid) before it is inserted, so a death before its request is made
  * leaves it to the reaper of a dead reader (unlocked, its reference
- * given back: share.c).  A new page whose insertion fails (another reader
+ * given back: procs.c).  A new page whose insertion fails (another reader
  * inserted that index first) is unlocked by pc__unlock_page and freed:
  * a shrink may be queued on its lock (filemap.c, issue 36).  Only the
  * page the reader needs now
@@ -354,7 +354,8 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		if (need || (flags & RA_RECLAIM)) {
 			/* Never wait in the allocator holding pages of the run
 			 * locked and unsent: reclaim takes locked pages for
-			 * progress to come (node.c), and their readers wait. */
+			 * progress to come (page_alloc.c), and their readers
+			 * wait. */
 			p = n ? pc__alloc_page(c, m, PC_GFP_NORETRY) : NULL;
 			if (!p) {
 				z += submit_run(m, run, &n, &now);
@@ -370,7 +371,7 @@ static unsigned read_window_z(struct pc_file *f, uint64_t index, unsigned nr,
 		pc__page_lock_new(p);
 		/* A read in flight from now on, before anyone sees it: a
 		 * death before its submission is the read's reaper's
-		 * (share.c: unlocked, the reference given back). */
+		 * (procs.c: unlocked, the reference given back). */
 		atomic_store_explicit(&p->io_pid, pc__io_owner(c, false),
 				      memory_order_relaxed);
 		if (!need)

@@ -30,7 +30,7 @@
  * it too) until its reference goes back - by read_end_io, or here when a
  * page is zero-filled or its request could not be made - so a reader that
  * dies before its request went out is reaped like one whose request was
- * in flight (share.c: the page unlocked, the reference given back).
+ * in flight (procs.c: the page unlocked, the reference given back).
  *
  * Locks: the pages come locked (the page lock is what makes a new page
  * "I/O in flight" to readers, filemap.c); read_wait.lock only pairs the

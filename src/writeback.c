@@ -14,7 +14,7 @@
  *   - one tree-lock hold for the gang: DIRTY, TOWRITE off, WRITEBACK on;
  *   - PG_dirty off, PG_writeback on, counters moved, the page marked as
  *     this process's write in flight (io_pid: a dead writer's reaper
- *     makes it dirty again, share.c), pages unlocked;
+ *     makes it dirty again, procs.c), pages unlocked;
  *   - each page joins the open run, closed into one vectored request at
  *     1 MiB or where the next page does not follow; the requests a gang
  *     closed are submitted together at its end, without waiting for them
@@ -141,7 +141,7 @@ int pc__writeback_pass(struct pc_mapping *m, uint64_t start, uint64_t end,
 
 	_Static_assert(WB_GANG <= PC_HELD_WB, "a gang's records");
 	/* A shared cache's mapping this process cannot write: the home
-	 * holds a descriptor of every file written (share.c) and does it. */
+	 * holds a descriptor of every file written (home.c) and does it. */
 	if (m->cache->shared && (atomic_load(&pc__bk(m)->fd) < 0 ||
 				 pc__bk(m)->fd_rdonly))
 		return 0;
@@ -216,7 +216,7 @@ int pc__writeback_pass(struct pc_mapping *m, uint64_t start, uint64_t end,
 			}
 			/* A completion (or its reaper) between ending the last
 			 * writeback and clearing its mark: PG_writeback is not
-			 * set again before it is done (share.c's reaper tells
+			 * set again before it is done (procs.c's reaper tells
 			 * that writeback's end by the mark). */
 			if (atomic_load_explicit(&p->io_pid,
 						 memory_order_acquire)) {
@@ -270,7 +270,7 @@ skip:
 				pc_trace(c, PC_TR_WB_START, p, 0);
 				pc__page_sanity(c, p, true);
 				/* A write in flight from here on, for a dead
-				 * process's reaper (share.c); wb_queue marks
+				 * process's reaper (procs.c); wb_queue marks
 				 * the request's first page.  Our reference is
 				 * the write's: the record goes first. */
 				pc__held_clear(t, held[k]);

@@ -56,7 +56,7 @@
  *                    and enters again: the old image's slot is cleared
  *                    though the pid and start time are the same
  *   pid_reused       a process enters with the pid of a dead one whose
- *                    reap has not run (share.c's test hook): the dead
+ *                    reap has not run (procs.c's test hook): the dead
  *                    one's i_rwsem hold is reaped before it enters, and
  *                    its own hold, taken after, is not
  *   killed_io        a child killed with a read and a write of its own in

@@ -437,7 +437,7 @@ static void test_stable_pages(void **state)
 }
 
 /* Every frame pinned: allocation fails with -ENOMEM, after the counted
- * rounds without progress (node.c). */
+ * rounds without progress (page_alloc.c). */
 static void test_all_pinned_enomem(void **state)
 {
 	const char *path = tu_path("pinned");
