@@ -311,6 +311,12 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 	s->used = SHM_CHUNK;
 	/* The magic last: a region is whole before anyone can attach it. */
 	atomic_store_explicit(&s->magic, SHM_MAGIC, memory_order_release);
+	/* Ours in this process before anyone can find it by its name. */
+	rc = local_add(s, fd);
+	if (rc) {
+		munmap(s, size);
+		goto fail;
+	}
 	if (name) {
 		char from[160], to[160];
 
@@ -319,22 +325,17 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 		rc = link(from, to) < 0 ? -errno : 0;	/* EEXIST: O_EXCL's */
 		shm_unlink(tmp);
 		if (rc) {
-			munmap(s, size);
-			close(fd);
+			pc__shm_detach(s);	/* closes fd */
 			return rc;
 		}
-	}
-	rc = local_add(s, fd);
-	if (rc) {
-		munmap(s, size);
-		goto fail;
 	}
 	*out = s;
 	return 0;
 fail:
+	/* Until the link the region's only name is the temporary one. */
 	close(fd);
 	if (name)
-		shm_unlink(s && false ? path : tmp);
+		shm_unlink(tmp);
 	return rc;
 }
 
