@@ -3,8 +3,11 @@
  *
  * What it owns: a domain (struct pc_ebr, in memory shared between the
  * processes that read it), its reader slots and its list of retired
- * objects; per thread, the table pc__ebr_tls of the slots it holds; per
- * process, the table of domains it may touch (`known`).
+ * objects; per thread, the table pc__ebr_tls of the slots it holds.  It
+ * keeps no table of the domains a process may touch: each domain's part
+ * in this process (struct pc_ebr_local: may it still be touched here?)
+ * is its caller's, found through pc__ebr_local_hook (local.c keeps it in
+ * the process's entry for the cache, ebr.h).
  *
  * The epoch.  e->epoch starts at 1 and only grows.  A reader entering a
  * section stores the epoch it saw in its slot and clears the slot when it
@@ -33,8 +36,8 @@
  * Slots.  A thread claims a free slot of a domain by compare-and-swap of
  * its pid (0: free) the first time it reads that domain, and gives it
  * back at thread exit (a pthread key destructor, which touches only
- * domains still in `known`: pc__ebr_fini takes a domain out before its
- * memory goes) or pc__ebr_thread_leave.  A process's death
+ * domains whose part here still has their id: pc__ebr_fini clears it
+ * before the domain's memory goes) or pc__ebr_thread_leave.  A process's death
  * gives nothing back: its slots stay claimed, perhaps inside a section,
  * until reaped (pc__ebr_reap): a slot whose pid is gone, or now belongs
  * to a process started at another time, is cleared.  A live process is
@@ -49,8 +52,7 @@
  * Locks: e->lock (rank EBR, shared and robust; each update is one store
  * that keeps the list whole, so a holder's death needs no repair) guards
  * limbo and nr_limbo, and the epoch's advance (the epoch is atomic: read
- * without it).  Slots are atomics.  `known` is under known_lock (rank
- * KNOWN: a lock of this process, a leaf).
+ * without it).  Slots are atomics, and so is a part's id.
  */
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -65,8 +67,6 @@
 
 #include "ebr.h"
 
-#define EBR_MAX_KNOWN 256	/* > caches (64) + regions (16) of a process */
-
 #ifdef PC_TSAN
 static const bool tsan = true;
 #else
@@ -76,11 +76,7 @@ static const bool tsan = false;
 __thread struct pc_ebr_tls pc__ebr_tls[PC_EBR_TLS]
 	__attribute__((tls_model("initial-exec")));
 
-static struct pc_lock known_lock = PC_LOCK_INITIALIZER(PC_RANK_KNOWN);
-static struct {
-	struct pc_ebr *e;
-	uint64_t id;
-} known[EBR_MAX_KNOWN];			/* known_lock */
+_Atomic(pc_ebr_local_fn) pc__ebr_local_hook;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;		/* set once: a thread holds slots */
@@ -186,37 +182,18 @@ static void self_info(pid_t *pid, uint64_t *start, bool *registered)
 	pthread_mutex_unlock(&self_lock);
 }
 
-static bool known_has(const struct pc_ebr *e, uint64_t id)
+/* @e's part in this process (ebr.h), or NULL: it has none. */
+static struct pc_ebr_local *local_of(const struct pc_ebr *e)
 {
-	bool hit = false;
+	pc_ebr_local_fn fn = atomic_load(&pc__ebr_local_hook);
 
-	pc__lock(&known_lock);
-	for (int i = 0; i < EBR_MAX_KNOWN; i++)
-		if (known[i].e == e && known[i].id == id)
-			hit = true;
-	pc__unlock(&known_lock);
-	return hit;
+	return fn ? fn(e) : NULL;
 }
 
-static void known_add(struct pc_ebr *e)
+/* May @t's slot still be touched: its domain still mapped here? */
+static bool tls_live(const struct pc_ebr_tls *t)
 {
-	pc__lock(&known_lock);
-	for (int i = 0; i < EBR_MAX_KNOWN; i++)
-		if (known[i].e == e && known[i].id == e->id)
-			goto out;
-	for (int i = 0; i < EBR_MAX_KNOWN; i++)
-		if (!known[i].e) {
-			known[i].e = e;
-			known[i].id = e->id;
-			goto out;
-		}
-	/* Unreachable with pc__ebr_fini called: a thread's slot could not be
-	 * given back at its exit, and the slots would run out. */
-	fprintf(stderr, "pagecache: more than %d reclamation domains in one "
-		"process\n", EBR_MAX_KNOWN);
-	abort();
-out:
-	pc__unlock(&known_lock);
+	return t->e && (!t->local || atomic_load(&t->local->id) == t->id);
 }
 
 /*
@@ -225,17 +202,6 @@ out:
  * time takes it for alive (process_alive) and never reaps a claim in
  * progress.
  */
-static void known_del(const struct pc_ebr *e)
-{
-	pc__lock(&known_lock);
-	for (int i = 0; i < EBR_MAX_KNOWN; i++)
-		if (known[i].e == e && known[i].id == e->id) {
-			known[i].e = NULL;
-			known[i].id = 0;
-		}
-	pc__unlock(&known_lock);
-}
-
 static void slot_release(struct pc_ebr_slot *s)
 {
 	atomic_store_explicit(&s->epoch, 0, memory_order_release);
@@ -251,7 +217,7 @@ static void thread_exit(void *unused)
 	for (int i = 0; i < PC_EBR_TLS; i++) {
 		struct pc_ebr_tls *t = &pc__ebr_tls[i];
 
-		if (t->e && known_has(t->e, t->id))
+		if (tls_live(t))
 			slot_release(t->slot);
 		memset(t, 0, sizeof(*t));
 	}
@@ -262,7 +228,6 @@ static void fork_child(void)
 	/* The parent's slots stay the parent's. */
 	memset(pc__ebr_tls, 0, sizeof(pc__ebr_tls));
 	pthread_mutex_init(&self_lock, NULL);
-	pc__lock_init(&known_lock, NULL, PC_RANK_KNOWN, -1);
 	self_pid = 0;
 }
 
@@ -285,7 +250,6 @@ int pc__ebr_init(struct pc_ebr *e)
 		(uint64_t)(uintptr_t)e;
 	e->membarrier = registered && !tsan;
 	pc__lock_init_shared(&e->lock, PC_RANK_EBR, NULL);
-	known_add(e);
 	return 0;
 }
 
@@ -345,15 +309,17 @@ struct pc_ebr_tls *pc__ebr_tls_slow(struct pc_ebr *e)
 		abort();
 	}
 	t = &pc__ebr_tls[victim];
-	if (t->e && known_has(t->e, t->id))
+	if (tls_live(t))
 		slot_release(t->slot);
 	pthread_once(&once, init_once);
 	pthread_setspecific(exit_key, (void *)1);
-	known_add(e);
 	self_info(&pid, &start, &registered);
 	t->slot = slot_claim(e, pid, start);
 	t->e = e;
 	t->id = e->id;
+	t->local = local_of(e);
+	if (t->local)	/* may be touched here until pc__ebr_fini */
+		atomic_store(&t->local->id, e->id);
 	t->depth = 0;
 	t->fence = !(e->membarrier && registered);
 	i = victim;
@@ -368,8 +334,11 @@ front:
 
 void pc__ebr_fini(struct pc_ebr *e)
 {
+	struct pc_ebr_local *l = local_of(e);
+
 	pc__ebr_thread_leave(e);
-	known_del(e);
+	if (l)	/* other threads' exits leave @e alone from now on */
+		atomic_store(&l->id, 0);
 }
 
 void pc__ebr_thread_leave(struct pc_ebr *e)

@@ -61,10 +61,29 @@ struct pc_ebr {
 	struct pc_ebr_slot slot[PC_EBR_SLOTS];
 };
 
+/*
+ * A domain's part in one process: may this process still touch it?  @id
+ * is the domain's id from a thread's first read of it here until
+ * pc__ebr_fini, 0 after: a thread's exit gives back its slot of a domain
+ * only while its part says so (the domain's memory may be gone since).
+ * Kept by the caller, in memory that outlives the domain's use here
+ * (local.c: in the process's entry for the cache; it is zeroed when the
+ * entry ends), and found through pc__ebr_local_hook, which the caller
+ * sets.  A domain the hook gives no part for (NULL, or no hook set:
+ * tree.c's own domain, a test's) is taken to stay mapped while the
+ * process lives.
+ */
+struct pc_ebr_local {
+	_Atomic uint64_t id;
+};
+typedef struct pc_ebr_local *(*pc_ebr_local_fn)(const struct pc_ebr *e);
+extern _Atomic(pc_ebr_local_fn) pc__ebr_local_hook;
+
 /* A thread's slot for one domain (thread-local). */
 struct pc_ebr_tls {
 	struct pc_ebr *e;
 	uint64_t id;			/* e->id when claimed */
+	struct pc_ebr_local *local;	/* e's part here, or NULL: none */
 	struct pc_ebr_slot *slot;
 	unsigned depth;			/* nesting */
 	bool fence;			/* this process has no membarrier */
@@ -82,7 +101,8 @@ int pc__ebr_init(struct pc_ebr *e);
 /*
  * This process is done with @e (the cache is destroyed, the region about
  * to be unmapped): no thread of it may be in a section.  The calling
- * thread's slot is given back; other threads' exits no longer touch @e.
+ * thread's slot is given back; other threads' exits no longer touch @e
+ * (its part here, if it has one, cleared).
  */
 void pc__ebr_fini(struct pc_ebr *e);
 /* The thread's entry for @e, claiming a slot (slow path of read_lock). */

@@ -6,16 +6,23 @@
  *
  * A shared cache (share.c) lives in a region every process maps at the
  * same address; nothing in it may point into one process's memory.  So
- * what is this process's own is kept here, one entry a cache, found by
- * the cache's address (pc__local: a private cache keeps a pointer to its
- * entry's part in c->local, a shared one is looked up), by the cache's id
- * (tctx.c's thread contexts are keyed by it), or by a page's address
- * (pc__page_cache; the owner bits of this process's page locks are kept
- * by page range in the leaf pagewait.c, written from here only):
+ * what is this process's own is kept here, one entry a cache - the one
+ * table of the process's caches: the leaves shm.c, ebr.c and pagewait.c
+ * keep none of their own - found by the cache's address (pc__local: a
+ * private cache keeps a pointer to its entry's part in c->local, a shared
+ * one is looked up), by the cache's id (tctx.c's thread contexts are
+ * keyed by it), by a page's address (pc__page_cache, and pagewait.c's
+ * owner bits through its hook), or by the cache's epoch domain (ebr.c's
+ * hook):
  *
  *   table[i] ─┬─ c ─────────── the cache (malloc's, or in its region)
  *             ├─ id ────────── c->id, never reused; 0: not registered
  *             ├─ lo, hi ────── its page descriptors, once it is whole
+ *             ├─ owner ─────── shared: this process's page-lock owner
+ *             │                bits (pagewait.h), 0: none
+ *             ├─ ebr, ebr_local  the cache's epoch domain and its part
+ *             │                here (ebr.h: may threads still touch it)
+ *             ├─ shm_fd ────── shared: the region's descriptor here
  *             └─ l ─────────── io (io_local.c); shared: shm, home,
  *                                sock, service, bk_dir ──┐
  *                                                        ▼
@@ -24,10 +31,11 @@
  *                              the entry is of)
  *
  * An entry is made by pc__local_add (a shared cache, at create or attach,
- * with its region) or pc__local_register (a private one, at create; a
- * shared one gets its id there), made whole (its pages findable) once the
- * cache is, and ends at pc__local_unregister_locked (a private one) or
- * pc__local_remove (a shared one: its descriptors closed).  At most
+ * with its region, the entry's from then on) or pc__local_register (a
+ * private one, at create; a shared one gets its id and its domain there),
+ * made whole (its pages findable) once the cache is, and ends at
+ * pc__local_unregister_locked (a private one) or pc__local_remove (a
+ * shared one: its descriptors closed, its region unmapped).  At most
  * MAX_CACHES caches, MAX_SHARED of them shared.
  *
  * A mapping's slot (share.c) indexes the descriptors; its serial (never
@@ -54,7 +62,8 @@
  * Locks: table_lock (rank TABLE, near the top: tctx.c holds it while it
  * drains a thread's context, so that the cache stays; its fork handlers
  * hold it across fork) guards making and ending entries; entries are
- * read without it (published by release stores; ids are never reused).
+ * read without it (published by release stores; ids are never reused),
+ * by the page lock's and ebr's hooks too: lock-free lookups.
  * bk_lock (rank BK, a leaf but for the allocators) guards making chunks
  * and resetting stale entries of descriptors.
  */
@@ -65,6 +74,7 @@
 
 #include "internal.h"
 #include "arena.h"
+#include "ebr.h"
 #include "node.h"
 #include "share.h"
 #include "shm.h"
@@ -80,7 +90,12 @@ struct local_ent {
 	_Atomic uint64_t id;		/* table_lock: c->id once registered */
 	_Atomic uintptr_t lo, hi;	/* its page descriptors, once whole
 					   (pc__page_cache); 0: not */
+	_Atomic uint32_t owner;		/* table_lock: page-lock owner bits */
+	_Atomic(struct pc_ebr *) ebr;	/* table_lock: c->ebr once registered */
+	struct pc_ebr_local ebr_local;	/* ebr.c's, atomic */
 	bool shared;			/* table_lock */
+	int shm_fd;			/* table_lock: shared, the region's
+					   descriptor here (l.shm, mapped) */
 	struct pc_local l;
 };
 
@@ -133,16 +148,45 @@ struct pc_cache *pc__page_cache(const struct pc_page *p)
 	return e ? atomic_load_explicit(&e->c, memory_order_relaxed) : NULL;
 }
 
+/* pagewait.c's hook: this process's owner bits for @p's lock. */
+static uint32_t page_owner(const struct pc_page *p)
+{
+	struct local_ent *e = page_ent(p);
+
+	return e ? atomic_load_explicit(&e->owner, memory_order_relaxed) : 0;
+}
+
+/* ebr.c's hook: @d's part in this process, or NULL (not a cache's). */
+static struct pc_ebr_local *domain_local(const struct pc_ebr *d)
+{
+	unsigned hw = atomic_load_explicit(&table_hw, memory_order_acquire);
+
+	for (unsigned i = 0; d && i < hw; i++)
+		if (atomic_load_explicit(&table[i].ebr, memory_order_acquire) == d)
+			return &table[i].ebr_local;
+	return NULL;
+}
+
 /*
  * The owner bits of this process's page locks in @c (1 + its slot in the
- * table of processes, procs.c; 0: none): kept for the page-lock code by
- * page range in pagewait.c's leaf table, written from here only, one
- * change at a time.
+ * table of processes, procs.c - the slot names the entry there that holds
+ * the process's pid and start time; 0: none): in its entry, found by the
+ * page's address.  Pages of a cache not yet whole (attach, before
+ * pc__local_whole) are taken without an owner: none is locked before.
  */
 void pc__local_set_owner(struct pc_cache *c, uint32_t id)
 {
+	struct local_ent *e;
+
+	PC_ASSERT(id <= PG_OWNER_MASK >> PG_OWNER_SHIFT);
 	pc__lock(&table_lock);
-	pc__pagewait_owner(c->pages, c->span_frames, id);
+	e = local_ent(c);
+	if (e) {
+		atomic_store(&e->owner, id << PG_OWNER_SHIFT);
+		if (id)
+			atomic_store_explicit(&pc__pagewait_owner_hook,
+					      page_owner, memory_order_release);
+	}
 	pc__unlock(&table_lock);
 }
 
@@ -207,6 +251,7 @@ static struct local_ent *ent_new_locked(struct pc_cache *c, bool shared)
 		return NULL;
 	memset(&e->l, 0, sizeof(e->l));
 	atomic_init(&e->l.sock, -1);
+	e->shm_fd = -1;
 	e->shared = shared;
 	atomic_store_explicit(&e->c, c, memory_order_release);
 	at = (unsigned)(e - table);
@@ -220,6 +265,10 @@ static void ent_free_locked(struct local_ent *e)
 {
 	atomic_store(&e->lo, 0);
 	atomic_store(&e->id, 0);
+	atomic_store(&e->owner, 0);
+	atomic_store(&e->ebr_local.id, 0);	/* threads leave it alone */
+	atomic_store(&e->ebr, NULL);
+	e->shm_fd = -1;
 	atomic_store(&e->c, NULL);
 	memset(&e->l, 0, sizeof(e->l));
 	atomic_init(&e->l.sock, -1);
@@ -237,6 +286,8 @@ int pc__local_register(struct pc_cache *c)
 			c->local = &e->l;
 		}
 		atomic_store_explicit(&e->id, c->id, memory_order_release);
+		atomic_store_explicit(&e->ebr, c->ebr, memory_order_release);
+		atomic_store(&pc__ebr_local_hook, domain_local);
 	}
 	pc__unlock(&table_lock);
 	return e ? 0 : -ENOMEM;
@@ -267,7 +318,8 @@ void pc__local_whole(struct pc_cache *c)
 			      memory_order_release);
 }
 
-struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm)
+struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm,
+			       int shm_fd)
 {
 	struct local_ent *e;
 
@@ -277,6 +329,10 @@ struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm)
 	e = ent_new_locked(c, true);
 	if (e) {
 		e->l.shm = shm;
+		e->shm_fd = shm_fd;
+		/* An attach's reap may read the trees before it registers. */
+		atomic_store_explicit(&e->ebr, c->ebr, memory_order_release);
+		atomic_store(&pc__ebr_local_hook, domain_local);
 		e->l.bk_dir = calloc(BK_DIR, sizeof(*e->l.bk_dir));
 		if (!e->l.bk_dir) {
 			ent_free_locked(e);
@@ -311,10 +367,14 @@ static void bk_close(struct pc_backing *b)
 void pc__local_remove(struct pc_cache *c)
 {
 	struct local_ent *e = local_ent(c);
+	struct pc_shm *shm;
+	int shm_fd;
 
 	if (!e)
 		return;
 	pc__lock(&table_lock);
+	shm = e->l.shm;
+	shm_fd = e->shm_fd;
 	for (unsigned i = 0; i < BK_DIR; i++) {
 		struct pc_backing *chunk = atomic_load(&e->l.bk_dir[i]);
 
@@ -329,6 +389,7 @@ void pc__local_remove(struct pc_cache *c)
 		close(atomic_load(&e->l.sock));
 	ent_free_locked(e);
 	pc__unlock(&table_lock);
+	pc__shm_detach(shm, shm_fd);	/* out of every lookup first */
 }
 
 void pc__share_fork_child(void)
@@ -346,7 +407,7 @@ void pc__share_fork_child(void)
 		e->l.home = false;
 		e->l.service_started = false;
 		/* The parent's owner id is not ours: none until we enter. */
-		pc__pagewait_owner(c->pages, c->span_frames, 0);
+		atomic_store(&e->owner, 0);
 		(void)pc__procs_enter(c);	/* full: it runs unseen by the
 						   home */
 	}

@@ -56,10 +56,6 @@
  *   SHM                  s->lock (shm.c)         a shared region's allocator
  *   BK                   bk_lock (local.c)       this process's descriptors
  *                                                of shared caches' mappings
- *   KNOWN                known_lock (ebr.c)      the domains this process
- *                                                may touch at thread exit
- *   REGIONS              local_lock (shm.c)      the regions this process
- *                                                maps
  *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
  *
  * The page lock is a bit, and its owner is not a thread: a reader locks
@@ -98,7 +94,7 @@
 	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
 	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(EBR) \
-	X(SHARE) X(ARENA) X(SHM) X(BK) X(KNOWN) X(REGIONS) X(WAITQ)
+	X(SHARE) X(ARENA) X(SHM) X(BK) X(WAITQ)
 
 enum pc_lock_rank {
 #define PC_LOCK_RANK_ENUM(r) PC_RANK_##r,

@@ -22,9 +22,10 @@
  *     no moment at which the lock is held and its owner unknown (the
  *     window a robust futex list closes with list_op_pending), and no
  *     stale owner of a dead releaser left on a lock another took since.
- *     A process finds its owner id by the page's address (owners[],
- *     pc__pagewait_owner); a private cache's pages have none and are
- *     taken with a test-and-set as before;
+ *     A process finds its owner bits by the page's address, asking the
+ *     process's table of caches (local.c) through pc__pagewait_owner_hook;
+ *     a private cache's pages have none and are taken with a test-and-set
+ *     as before;
  *   - a waker tells its waiters DONE while it holds q->lock, together
  *     with unlinking them: after that only futex wakes remain, and a waker
  *     that dies before them leaves its waiters DONE, which the reaper
@@ -168,70 +169,21 @@ struct pc_waiter {
 /* Owners: this process's id in each shared cache it uses.            */
 
 /*
- * Found by the page's address (the range of that cache's descriptors),
- * since trylock and lock_new see only the page.  The process's table of
- * caches (local.c) keeps it, one change at a time (under its lock) as the
- * process enters and leaves a cache; read without a lock: an entry's
- * range is set before lo is published, lo cleared first when it goes.
- * Private caches' pages are in no entry: owner 0, and a process that
- * uses only private caches looks at no entry (owners_hw 0).
+ * Found by the page's address, since trylock and lock_new see only the
+ * page: the process's table of caches (local.c) keeps the bits in its
+ * entry for each cache and sets the hook when it first has any, so a
+ * process that uses only private caches calls nothing (hook NULL: owner
+ * 0).  The hook is lock-free (pagewait.h).
  */
-#define MAX_OWNERS 16
-
-static struct {
-	_Atomic uintptr_t lo;		/* first descriptor; 0: free entry */
-	_Atomic uintptr_t hi;
-	_Atomic uint32_t bits;		/* id << PG_OWNER_SHIFT */
-} owners[MAX_OWNERS];
-static _Atomic unsigned owners_hw;	/* entries ever used */
-
-void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id)
-{
-	uintptr_t lo = (uintptr_t)pages;
-	int at = -1;
-
-	PC_ASSERT(id <= PG_OWNER_MASK >> PG_OWNER_SHIFT);
-	for (unsigned i = 0; i < MAX_OWNERS; i++) {
-		uintptr_t l = atomic_load(&owners[i].lo);
-
-		if (l == lo) {
-			at = (int)i;
-			break;
-		}
-		if (!l && at < 0)
-			at = (int)i;
-	}
-	if (at < 0)
-		return;	/* more shared caches than local.c takes */
-	if (!id) {
-		if (atomic_load(&owners[at].lo) == lo)
-			atomic_store(&owners[at].lo, 0);
-		return;
-	}
-	atomic_store(&owners[at].bits, id << PG_OWNER_SHIFT);
-	atomic_store(&owners[at].hi, (uintptr_t)(pages + n));
-	atomic_store(&owners[at].lo, lo);
-	if (atomic_load(&owners_hw) <= (unsigned)at)
-		atomic_store(&owners_hw, (unsigned)at + 1);
-}
+_Atomic(pc_pagewait_owner_fn) pc__pagewait_owner_hook;
 
 /* This process's owner bits for @p's lock: 0 in a private cache. */
 static uint32_t owner_bits(const struct pc_page *p)
 {
-	unsigned hw = atomic_load_explicit(&owners_hw, memory_order_relaxed);
-	uintptr_t a = (uintptr_t)p;
+	pc_pagewait_owner_fn fn = atomic_load_explicit(&pc__pagewait_owner_hook,
+						       memory_order_acquire);
 
-	for (unsigned i = 0; i < hw; i++) {
-		uintptr_t lo = atomic_load_explicit(&owners[i].lo,
-						    memory_order_acquire);
-
-		if (lo && a >= lo &&
-		    a < atomic_load_explicit(&owners[i].hi,
-					     memory_order_relaxed))
-			return atomic_load_explicit(&owners[i].bits,
-						    memory_order_relaxed);
-	}
-	return 0;
+	return fn ? fn(p) : 0;
 }
 
 /*

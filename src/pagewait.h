@@ -48,13 +48,16 @@ void pc__pagewait_init_shared(struct pc_pagewait *w, bool waiters_bit,
 size_t pc__pagewait_waiter_size(void);
 void pc__pagewait_fini(struct pc_pagewait *w);
 /*
- * Shared caches: this process's owner id (page.h: PG_OWNER_SHIFT) for the
- * pages [@pages, @pages + @n) of one cache - 1 + its slot in the cache's
- * table of processes (procs.c) - or 0: none from now on (local.c writes
- * it, under its table's lock).  The page lock's
+ * Shared caches: this process's owner bits (page.h: id << PG_OWNER_SHIFT)
+ * for page @p's lock - the id 1 + its slot in @p's cache's table of
+ * processes (procs.c), the slot naming the entry that holds the process's
+ * identity - or 0: none (a private cache's page).  Asked of the
+ * process's table of caches (local.c sets the hook; NULL: 0 for every
+ * page) without a lock, from the page lock's fast paths.  The page lock's
  * owner is written by the operation that takes the lock (hand-off too).
  */
-void pc__pagewait_owner(const struct pc_page *pages, uint64_t n, uint32_t id);
+typedef uint32_t (*pc_pagewait_owner_fn)(const struct pc_page *p);
+extern _Atomic(pc_pagewait_owner_fn) pc__pagewait_owner_hook;
 void pc__lock_page(struct pc_pagewait *w, struct pc_page *p);
 bool pc__trylock_page(struct pc_page *p);
 /*

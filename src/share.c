@@ -189,9 +189,9 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 	struct pc_local *l;
 	struct pc_cache *c;
 	struct pc_share *s;
-	int r;
+	int r, fd;
 
-	r = pc__shm_create(&shm, name, region_size(span_frames));
+	r = pc__shm_create(&shm, &fd, name, region_size(span_frames));
 	if (r) {
 		if (r == -EEXIST && name)
 			fprintf(stderr, "pagecache: a shared cache named %s "
@@ -200,9 +200,9 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 	}
 	c = pc__shm_alloc(shm, sizeof(*c));
 	s = pc__shm_alloc(shm, sizeof(*s));
-	l = c && s ? pc__local_add(c, shm) : NULL;
+	l = c && s ? pc__local_add(c, shm, fd) : NULL;
 	if (!l) {
-		pc__shm_detach(shm);
+		pc__shm_detach(shm, fd);
 		if (name)
 			pc__shm_unlink(name);
 		return -ENOMEM;
@@ -221,8 +221,7 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 	s->id = random_id();
 	r = pc__home_open(s);
 	if (r) {
-		pc__local_remove(c);
-		pc__shm_detach(shm);
+		pc__local_remove(c);	/* the region unmapped */
 		if (name)
 			pc__shm_unlink(name);
 		return r;
@@ -250,12 +249,12 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 {
 	struct pc_shm *shm;
 	struct pc_cache *c;
-	int r;
+	int r, fd;
 
 	if (!out || !name)
 		return -EINVAL;
 	*out = NULL;
-	r = pc__shm_attach(&shm, name);
+	r = pc__shm_attach(&shm, &fd, name);
 	if (r == -EEXIST)
 		fprintf(stderr, "pagecache: the shared cache %s cannot be "
 			"mapped at its address in this process (something "
@@ -264,41 +263,39 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 		return r;
 	c = atomic_load(pc__shm_root(shm, 0));
 	if (!c) {		/* still being made */
-		pc__shm_detach(shm);
+		pc__shm_detach(shm, fd);
 		return -EAGAIN;
 	}
 	if ((uintptr_t)atomic_load(pc__shm_root(shm, 1)) != LAYOUT_ID) {
 		fprintf(stderr, "pagecache: the shared cache %s was made by "
 			"another build of pagecache: not joining it\n", name);
-		pc__shm_detach(shm);
+		pc__shm_detach(shm, fd);
 		return -EPROTO;
 	}
 	if (pc__shm_broken(shm) ||
 	    !pc__process_alive(c->share->home_pid, c->share->home_start)) {
-		pc__shm_detach(shm);
+		pc__shm_detach(shm, fd);
 		return -ENOTCONN;	/* nobody runs its threads */
 	}
-	if (!pc__local_add(c, shm)) {
-		pc__shm_detach(shm);
+	if (!pc__local_add(c, shm, fd)) {
+		pc__shm_detach(shm, fd);
 		return -ENOMEM;
 	}
+	/* From here the region is the entry's: pc__local_remove unmaps it. */
 	r = pc__procs_enter(c);
 	if (r) {
 		pc__local_remove(c);
-		pc__shm_detach(shm);
 		return r;
 	}
 	if (atomic_load(&c->share->closing)) {	/* too late: it is going */
 		pc__procs_leave(c);
 		pc__local_remove(c);
-		pc__shm_detach(shm);
 		return -ENOENT;
 	}
 	r = pc__cache_register(c);
 	if (r) {
 		pc__procs_leave(c);
 		pc__local_remove(c);
-		pc__shm_detach(shm);
 		return r;
 	}
 	pc__local_whole(c);
@@ -315,11 +312,11 @@ PC_EXPORT int pc_cache_remove(const char *name)
 {
 	struct pc_shm *shm;
 	struct pc_cache *c;
-	int r;
+	int r, fd;
 
 	if (!name)
 		return -EINVAL;
-	r = pc__shm_attach(&shm, name);
+	r = pc__shm_attach(&shm, &fd, name);
 	if (r)
 		return r;
 	c = atomic_load(pc__shm_root(shm, 0));
@@ -332,7 +329,7 @@ PC_EXPORT int pc_cache_remove(const char *name)
 		r = -EBUSY;
 	else
 		r = pc__shm_unlink_own(shm);
-	pc__shm_detach(shm);
+	pc__shm_detach(shm, fd);
 	return r == -ESTALE ? -EBUSY : r;	/* (a newer cache's name now) */
 }
 
@@ -359,11 +356,9 @@ void pc__share_wait_others(struct pc_cache *c)
 void pc__share_detach(struct pc_cache *c)
 {
 	struct pc_local *l = pc__local_find(c);
-	struct pc_shm *shm;
 
 	if (!l)
 		return;
-	shm = l->shm;
 	if (l->home) {
 		close(c->share->sock);
 		close(c->share->escrow);
@@ -371,6 +366,5 @@ void pc__share_detach(struct pc_cache *c)
 			pc__shm_unlink(c->cfg.name);	/* a failed create */
 	}
 	pc__procs_leave(c);
-	pc__local_remove(c);
-	pc__shm_detach(shm);
+	pc__local_remove(c);	/* the region unmapped */
 }

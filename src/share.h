@@ -101,11 +101,13 @@ void pc__local_unlock_table(void);
 struct pc_cache *pc__local_by_id_locked(uint64_t id);
 bool pc__local_id_live(uint64_t id);
 /*
- * local.c: this process's entry for @c, with @shm its handle of the
- * region (NULL: none free, or no memory); its entry, or NULL; out again
- * (its descriptors closed).
+ * local.c: this process's entry for @c, with @shm its mapping of the
+ * region and @shm_fd its descriptor of it, both the entry's from now on
+ * (NULL: none free, or no memory; the caller keeps them); its entry, or
+ * NULL; out again (its descriptors closed, the region unmapped).
  */
-struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm);
+struct pc_local *pc__local_add(struct pc_cache *c, struct pc_shm *shm,
+			       int shm_fd);
 struct pc_local *pc__local_find(struct pc_cache *c);	/* NULL: none */
 /* This process's owner id for @c's page locks (pagewait.h), 0: none. */
 void pc__local_set_owner(struct pc_cache *c, uint32_t id);

@@ -3,8 +3,12 @@
  * fixed address in every process that uses it (shm.h).
  *
  * What it owns: the region's header (struct pc_shm, at the region's
- * base), the region's allocator, and this process's table of the regions
- * it has mapped (their descriptors are the process's own).
+ * base) and the region's allocator.  It keeps no table of the regions this
+ * process maps: the caller keeps each region's handle and descriptor
+ * (local.c, in the process's entry for the cache; a test, on its stack),
+ * and the kernel's mappings say what is mapped where (MAP_FIXED_NOREPLACE
+ * refuses a taken address; a region already mapped here is told by its
+ * magic at that address, read through /proc/self/mem: -EBUSY).
  *
  *   addr                    addr + 2 MiB                         addr + size
  *   |[struct pc_shm: header, |[chunk][chunk][reserved ...][chunk] | never  |
@@ -43,8 +47,7 @@
  * the head), so a process that dies holding it leaves nothing to repair:
  * the lock is made consistent and the region stays sound.  The header's
  * other fields are read-only after create, but for the atomic roots and
- * `broken`.  The process's table `local` is under local_lock (rank
- * REGIONS: a lock of this process, a leaf).
+ * `broken`.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -54,6 +57,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shm.h"
@@ -64,7 +68,6 @@
 #define SHM_SLOT (64ull << 30)
 #define SHM_MIN_OBJ_SHIFT 6		/* 64 B */
 #define SHM_NR_CLASSES 15		/* 64 B .. 1 MiB */
-#define SHM_MAX_LOCAL 16		/* regions mapped by one process */
 
 #ifdef PC_TSAN
 #define SHM_WINDOW_BASE 0x7e8000000000ull
@@ -109,70 +112,26 @@ struct pc_shm {
 
 _Static_assert(sizeof(struct pc_shm) <= SHM_CHUNK, "the header's chunk");
 
-static struct pc_lock local_lock = PC_LOCK_INITIALIZER(PC_RANK_REGIONS);
-static struct {
-	struct pc_shm *s;
-	int fd;
-} local[SHM_MAX_LOCAL];			/* local_lock */
-
-static int local_add(struct pc_shm *s, int fd)
+/*
+ * Is a region mapped at @addr in this process (attached already)?  Its
+ * magic read where it would be, through /proc/self/mem: a read of memory
+ * not mapped, or not readable, fails there instead of faulting.  System
+ * calls, not libc's open: attach runs in the preload shim's constructor,
+ * whose open(2) is the shim's own.
+ */
+static bool mapped_here(uint64_t addr)
 {
-	int rc = -EMFILE;
+	uint64_t magic = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mem",
+			      O_RDONLY | O_CLOEXEC);
+	long n;
 
-	pc__lock(&local_lock);
-	for (int i = 0; i < SHM_MAX_LOCAL; i++)
-		if (!local[i].s) {
-			local[i].s = s;
-			local[i].fd = fd;
-			rc = 0;
-			break;
-		}
-	pc__unlock(&local_lock);
-	return rc;
-}
-
-/* Remove @s from the table; its descriptor, or -1. */
-static int local_del(const struct pc_shm *s)
-{
-	int fd = -1;
-
-	pc__lock(&local_lock);
-	for (int i = 0; i < SHM_MAX_LOCAL; i++)
-		if (local[i].s == s) {
-			fd = local[i].fd;
-			local[i].s = NULL;
-			break;
-		}
-	pc__unlock(&local_lock);
-	return fd;
-}
-
-/* Is something of ours mapped over [addr, addr + size)? */
-static bool local_overlaps(uint64_t addr, uint64_t size)
-{
-	bool hit = false;
-
-	pc__lock(&local_lock);
-	for (int i = 0; i < SHM_MAX_LOCAL; i++) {
-		const struct pc_shm *s = local[i].s;
-
-		if (s && addr < s->addr + s->size && s->addr < addr + size)
-			hit = true;
-	}
-	pc__unlock(&local_lock);
-	return hit;
-}
-
-int pc__shm_fd(const struct pc_shm *s)
-{
-	int fd = -1;
-
-	pc__lock(&local_lock);
-	for (int i = 0; i < SHM_MAX_LOCAL; i++)
-		if (local[i].s == s)
-			fd = local[i].fd;
-	pc__unlock(&local_lock);
-	return fd;
+	if (fd < 0)
+		return false;
+	n = syscall(SYS_pread64, fd, &magic, sizeof(magic),
+		    (off_t)(addr + offsetof(struct pc_shm, magic)));
+	syscall(SYS_close, fd);
+	return n == (long)sizeof(magic) && magic == SHM_MAGIC;
 }
 
 static bool name_ok(const char *name)
@@ -247,8 +206,6 @@ static int map_somewhere(uint64_t first, uint64_t size, int fd,
 		uint64_t a = SHM_WINDOW_BASE + slot * SHM_SLOT;
 		int rc;
 
-		if (local_overlaps(a, size))
-			continue;
 		rc = map_at(a, size, fd);
 		if (rc == 0) {
 			*addr = a;
@@ -260,7 +217,8 @@ static int map_somewhere(uint64_t first, uint64_t size, int fd,
 	return -ENOMEM;
 }
 
-int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
+int pc__shm_create(struct pc_shm **out, int *fdp, const char *name,
+		   size_t size)
 {
 	char path[96], tmp[128];
 	uint64_t addr;
@@ -268,6 +226,7 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 	int fd, rc;
 
 	*out = NULL;
+	*fdp = -1;
 	if ((name && !name_ok(name)) || size == 0 || size > SHM_WINDOW_SIZE)
 		return -EINVAL;
 	size = (size + SHM_CHUNK - 1) / SHM_CHUNK * SHM_CHUNK + SHM_CHUNK;
@@ -311,12 +270,6 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 	s->used = SHM_CHUNK;
 	/* The magic last: a region is whole before anyone can attach it. */
 	atomic_store_explicit(&s->magic, SHM_MAGIC, memory_order_release);
-	/* Ours in this process before anyone can find it by its name. */
-	rc = local_add(s, fd);
-	if (rc) {
-		munmap(s, size);
-		goto fail;
-	}
 	if (name) {
 		char from[160], to[160];
 
@@ -325,11 +278,12 @@ int pc__shm_create(struct pc_shm **out, const char *name, size_t size)
 		rc = link(from, to) < 0 ? -errno : 0;	/* EEXIST: O_EXCL's */
 		shm_unlink(tmp);
 		if (rc) {
-			pc__shm_detach(s);	/* closes fd */
+			pc__shm_detach(s, fd);
 			return rc;
 		}
 	}
 	*out = s;
+	*fdp = fd;
 	return 0;
 fail:
 	/* Until the link the region's only name is the temporary one. */
@@ -367,12 +321,13 @@ static int check_file(int fd, struct pc_shm *hdr)
 	return 0;
 }
 
-int pc__shm_attach_fd(struct pc_shm **out, int fd)
+int pc__shm_attach_fd(struct pc_shm **out, int *fdp, int fd)
 {
 	struct pc_shm *hdr, *s;
 	int rc, nfd;
 
 	*out = NULL;
+	*fdp = -1;
 	hdr = malloc(sizeof(*hdr));
 	if (!hdr)
 		return -ENOMEM;
@@ -380,10 +335,6 @@ int pc__shm_attach_fd(struct pc_shm **out, int fd)
 	if (rc)
 		goto out;
 	s = (struct pc_shm *)(uintptr_t)hdr->addr;
-	if (local_overlaps(hdr->addr, hdr->size)) {
-		rc = pc__shm_fd(s) >= 0 ? -EBUSY : -EEXIST;
-		goto out;
-	}
 	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (nfd < 0) {
 		rc = -errno;
@@ -391,52 +342,45 @@ int pc__shm_attach_fd(struct pc_shm **out, int fd)
 	}
 	nfd = pc__fd_high(nfd);
 	rc = map_at(hdr->addr, hdr->size, nfd);
+	if (rc == -EEXIST && mapped_here(hdr->addr))
+		rc = -EBUSY;
 	if (rc == 0 && s->id != hdr->id) {	/* changed under us: not ours */
 		munmap(s, hdr->size);
 		rc = -EPROTO;
-	}
-	if (rc == 0) {
-		rc = local_add(s, nfd);
-		if (rc)
-			munmap(s, hdr->size);
 	}
 	if (rc) {
 		close(nfd);
 		goto out;
 	}
 	*out = s;
+	*fdp = nfd;
 out:
 	free(hdr);
 	return rc;
 }
 
-int pc__shm_attach(struct pc_shm **out, const char *name)
+int pc__shm_attach(struct pc_shm **out, int *fdp, const char *name)
 {
 	char path[96];
 	int fd, rc;
 
 	*out = NULL;
+	*fdp = -1;
 	if (!name || !name_ok(name))
 		return -EINVAL;
 	shm_path(path, sizeof(path), name);
 	fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	rc = pc__shm_attach_fd(out, fd);
+	rc = pc__shm_attach_fd(out, fdp, fd);
 	close(fd);
 	return rc;
 }
 
-void pc__shm_detach(struct pc_shm *s)
+void pc__shm_detach(struct pc_shm *s, int fd)
 {
-	size_t size;
-	int fd;
-
-	if (!s)
-		return;
-	size = s->size;
-	fd = local_del(s);
-	munmap(s, size);
+	if (s)
+		munmap(s, s->size);
 	if (fd >= 0)
 		close(fd);
 }
@@ -454,17 +398,20 @@ int pc__shm_unlink(const char *name)
 int pc__shm_unlink_own(struct pc_shm *s)
 {
 	char path[NAME_MAX + 32];
-	struct stat here, there;
-	int fd = pc__shm_fd(s);
+	uint64_t id = 0;
+	ssize_t n;
+	int fd;
 
 	if (!s->name[0])
 		return 0;
-	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", s->name);
-	if (fd < 0 || fstat(fd, &here) != 0)
-		return -EBADF;
-	if (stat(path, &there) != 0)
+	shm_path(path, sizeof(path), s->name);
+	fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
 		return -errno;	/* gone already */
-	if (here.st_dev != there.st_dev || here.st_ino != there.st_ino)
+	/* The file's region is @s if its header has @s's random id. */
+	n = pread(fd, &id, sizeof(id), offsetof(struct pc_shm, id));
+	close(fd);
+	if (n != (ssize_t)sizeof(id) || id != s->id)
 		return -ESTALE;	/* a newer region's now: not ours to remove */
 	return pc__shm_unlink(s->name);
 }

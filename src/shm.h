@@ -13,6 +13,11 @@
  * A process that cannot map the region at that address (something of its
  * own is there) does not attach: pc__shm_attach says -EEXIST and the
  * caller must not run beside the cache incoherently.
+ *
+ * This file keeps no table of the regions a process maps: create and
+ * attach give the caller the region and this process's descriptor of it
+ * (close-on-exec: to pass on), and the caller keeps both until it
+ * detaches (local.c keeps them in the process's entry for the cache).
  */
 #ifndef PC_SHM_H
 #define PC_SHM_H
@@ -33,23 +38,26 @@ struct pc_shm;
  * /dev/shm/pagecache-@name, made with O_EXCL and mode 0600.  Returns 0,
  * -EINVAL (a bad name, a size of 0 or too large for the window), -EEXIST
  * (a region of that name exists), -ENOMEM (no free address in the
- * window), or what memfd_create, shm_open or ftruncate said.
+ * window), or what memfd_create, shm_open or ftruncate said.  *@fd:
+ * this process's descriptor of it (-1 on failure).
  */
-int pc__shm_create(struct pc_shm **out, const char *name, size_t size);
+int pc__shm_create(struct pc_shm **out, int *fd, const char *name,
+		   size_t size);
 /*
  * Map the region of descriptor @fd (inherited, or received) at its
  * address.  0; -EACCES (the file is not the caller's: its owner is another
  * uid, or group or others may open it); -EPROTO (not a region, or one made
  * by an incompatible build); -EEXIST (the address is taken in this
- * process); -EBUSY (already attached here).  @fd is dup'ed: the caller
- * keeps its own.
+ * process); -EBUSY (already attached here).  @fd is dup'ed into *@nfd:
+ * the caller keeps its own.
  */
-int pc__shm_attach_fd(struct pc_shm **out, int fd);
+int pc__shm_attach_fd(struct pc_shm **out, int *nfd, int fd);
 /* The same for the region named @name.  -ENOENT when there is none. */
-int pc__shm_attach(struct pc_shm **out, const char *name);
-/* Unmap the region in this process; the region lives on in the others
- * (and as long as its name, for a named one). */
-void pc__shm_detach(struct pc_shm *s);
+int pc__shm_attach(struct pc_shm **out, int *fd, const char *name);
+/* Unmap the region in this process and close @fd, its descriptor (-1:
+ * none); the region lives on in the others (and as long as its name, for
+ * a named one). */
+void pc__shm_detach(struct pc_shm *s, int fd);
 /* Remove @name (the region lives on while mapped).  0 or -errno. */
 int pc__shm_unlink(const char *name);
 /*
@@ -59,8 +67,6 @@ int pc__shm_unlink(const char *name);
  */
 int pc__shm_unlink_own(struct pc_shm *s);
 
-/* This process's descriptor of the region (close-on-exec): to pass on. */
-int pc__shm_fd(const struct pc_shm *s);
 /* Where it starts and how large it is. */
 void *pc__shm_base(const struct pc_shm *s);
 size_t pc__shm_size(const struct pc_shm *s);

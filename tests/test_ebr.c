@@ -12,6 +12,8 @@
  *     reclaim reaps the slot that blocks it when its process is gone;
  *   - a forked child reads with a slot of its own, not its parent's;
  *   - nested sections, the barrier, a thread's slot given back at exit;
+ *   - a thread that exits after the domain's fini and unmap leaves it
+ *     alone (the domain's part in the process, ebr.h, says it is gone);
  *   - 3 processes x (2 readers + 1 writer) on a shared table of objects:
  *     a reader never sees an object freed (the free function poisons it
  *     before the region reuses it).
@@ -48,12 +50,13 @@ struct world {
 };
 
 static struct pc_shm *shm;
+static int shm_fd = -1;
 
 static struct world *world_new(void)
 {
 	struct world *w;
 
-	assert_int_equal(pc__shm_create(&shm, NULL, 64 * MIB), 0);
+	assert_int_equal(pc__shm_create(&shm, &shm_fd, NULL, 64 * MIB), 0);
 	w = pc__shm_alloc(shm, sizeof(*w));
 	assert_non_null(w);
 	assert_int_equal(pc__ebr_init(&w->ebr), 0);
@@ -64,8 +67,9 @@ static struct world *world_new(void)
 static void world_free(struct world *w)
 {
 	pc__ebr_fini(&w->ebr);
-	pc__shm_detach(shm);
+	pc__shm_detach(shm, shm_fd);
 	shm = NULL;
+	shm_fd = -1;
 }
 
 static struct obj *obj_new(uint64_t v)
@@ -290,6 +294,65 @@ static void test_barrier_and_exit(void **state)
 	world_free(w);
 }
 
+/*
+ * A thread that exits after its process is done with a domain (fini, the
+ * region unmapped) leaves the domain's memory alone: the domain's part
+ * in this process (ebr.h, as local.c keeps one per cache) says it is gone.
+ * With the part's word not cleared the exit would store into the
+ * unmapped slot and fault.
+ */
+static struct pc_ebr_local part;
+static const struct pc_ebr *part_of;
+
+static struct pc_ebr_local *part_hook(const struct pc_ebr *e)
+{
+	return e == part_of ? &part : NULL;
+}
+
+struct exiter {
+	struct world *w;
+	int ready[2], go[2];
+};
+
+static void *reader_exits_late(void *arg)
+{
+	struct exiter *x = arg;
+	char c = 'r';
+
+	pc__ebr_read_lock(&x->w->ebr);
+	pc__ebr_read_unlock(&x->w->ebr);
+	if (write(x->ready[1], &c, 1) != 1 || read(x->go[0], &c, 1) != 1)
+		abort();
+	return NULL;
+}
+
+static void test_exit_after_fini(void **state)
+{
+	pc_ebr_local_fn old = atomic_load(&pc__ebr_local_hook);
+	struct exiter x = { .w = world_new() };
+	pthread_t t;
+	char c = 'g';
+
+	(void)state;
+	part_of = &x.w->ebr;
+	atomic_store(&pc__ebr_local_hook, part_hook);
+	assert_int_equal(pipe(x.ready), 0);
+	assert_int_equal(pipe(x.go), 0);
+	assert_int_equal(pthread_create(&t, NULL, reader_exits_late, &x), 0);
+	assert_int_equal(read(x.ready[0], &c, 1), 1);
+	assert_true(atomic_load(&part.id) == x.w->ebr.id);	/* touched here */
+	world_free(x.w);			/* fini, then unmapped */
+	assert_true(atomic_load(&part.id) == 0);
+	assert_int_equal(write(x.go[1], &c, 1), 1);
+	tu_join(t);				/* its exit: no fault */
+	atomic_store(&pc__ebr_local_hook, old);
+	part_of = NULL;
+	for (int i = 0; i < 2; i++) {
+		close(x.ready[i]);
+		close(x.go[i]);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Stress: readers and writers in 3 processes.                           */
 
@@ -408,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_reader_killed),
 		cmocka_unit_test(test_fork_own_slot),
 		cmocka_unit_test(test_barrier_and_exit),
+		cmocka_unit_test(test_exit_after_fini),
 		cmocka_unit_test(test_stress),
 	};
 

@@ -712,6 +712,7 @@ static void test_processes(void **state)
 {
 	uint64_t seed = tu_seed("pagewait processes");
 	struct pc_shm *s;
+	int sfd;
 	struct xp *x;
 	void *pool;
 	pid_t pid[1];
@@ -719,7 +720,7 @@ static void test_processes(void **state)
 	int status;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, NULL, 16 << 20), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 16 << 20), 0);
 	x = pc__shm_alloc(s, sizeof(*x));
 	pool = pc__shm_alloc(s, 8 * pc__pagewait_waiter_size());
 	assert_non_null(x);
@@ -750,7 +751,7 @@ static void test_processes(void **state)
 	assert_int_equal(waitpid(pid[0], &status, 0), pid[0]);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_false(pc__shm_broken(s));
-	pc__shm_detach(s);
+	pc__shm_detach(s, sfd);
 }
 
 int main(void)

@@ -54,12 +54,12 @@ struct rec {
 static int exec_child(const char *how, const char *arg, uint64_t addr)
 {
 	struct pc_shm *s;
-	int rc;
+	int rc, sfd;
 
 	if (strcmp(how, "--attach-fd") == 0)
-		rc = pc__shm_attach_fd(&s, atoi(arg));
+		rc = pc__shm_attach_fd(&s, &sfd, atoi(arg));
 	else
-		rc = pc__shm_attach(&s, arg);
+		rc = pc__shm_attach(&s, &sfd, arg);
 	if (rc) {
 		fprintf(stderr, "attach: %s\n", strerror(-rc));
 		return 10;
@@ -77,7 +77,7 @@ static int exec_child(const char *how, const char *arg, uint64_t addr)
 	n->magic = REC_MAGIC;
 	n->value = 43;
 	r->next = n;
-	pc__shm_detach(s);
+	pc__shm_detach(s, sfd);
 	return 0;
 }
 
@@ -106,13 +106,14 @@ static int run_exec_child(const char *how, const char *arg, void *base)
 static void test_fork_shares(void **state)
 {
 	struct pc_shm *s;
+	int sfd;
 	struct rec *r;
 	pid_t pid;
 	int status;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, NULL, 64 * MIB), 0);
-	assert_true(pc__shm_fd(s) >= 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 64 * MIB), 0);
+	assert_true(sfd >= 0);
 	fflush(stdout);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -159,7 +160,7 @@ static void test_fork_shares(void **state)
 	assert_true(pc__shm_contains(s, (char *)big + 6 * MIB - 1));
 	assert_null(pc__shm_alloc(s, 2 * MIB));	/* over the largest class */
 	assert_null(pc__shm_reserve(s, 1ull << 40));	/* over the region */
-	pc__shm_detach(s);
+	pc__shm_detach(s, sfd);
 }
 
 static void test_join_after_exec(void **state)
@@ -167,16 +168,16 @@ static void test_join_after_exec(void **state)
 	char name[64], fdarg[16];
 	struct pc_shm *s;
 	struct rec *r;
-	int fd;
+	int fd, sfd, tfd;
 
 	(void)state;
 	snprintf(name, sizeof(name), "test-%d", (int)getpid());
 	pc__shm_unlink(name);
-	assert_int_equal(pc__shm_create(&s, name, 16 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, name, 16 * MIB), 0);
 	{
 		struct pc_shm *again;
 
-		assert_int_equal(pc__shm_create(&again, name, 16 * MIB),
+		assert_int_equal(pc__shm_create(&again, &tfd, name, 16 * MIB),
 				 -EEXIST);
 	}
 	r = pc__shm_alloc(s, sizeof(*r));
@@ -192,7 +193,7 @@ static void test_join_after_exec(void **state)
 	r->next = NULL;
 
 	/* By a descriptor inherited across exec. */
-	fd = fcntl(pc__shm_fd(s), F_DUPFD, 0);		/* no O_CLOEXEC */
+	fd = fcntl(sfd, F_DUPFD, 0);		/* no O_CLOEXEC */
 	assert_true(fd >= 0);
 	snprintf(fdarg, sizeof(fdarg), "%d", fd);
 	assert_int_equal(run_exec_child("--attach-fd", fdarg,
@@ -203,33 +204,33 @@ static void test_join_after_exec(void **state)
 
 	assert_int_equal(pc__shm_unlink(name), 0);
 	assert_int_equal(pc__shm_unlink(name), -ENOENT);
-	pc__shm_detach(s);
+	pc__shm_detach(s, sfd);
 	{
 		struct pc_shm *t;
 
-		assert_int_equal(pc__shm_attach(&t, name), -ENOENT);
-		assert_int_equal(pc__shm_attach(&t, "../etc/passwd"), -EINVAL);
-		assert_int_equal(pc__shm_create(&t, "a/b", MIB), -EINVAL);
-		assert_int_equal(pc__shm_create(&t, NULL, 0), -EINVAL);
+		assert_int_equal(pc__shm_attach(&t, &tfd, name), -ENOENT);
+		assert_int_equal(pc__shm_attach(&t, &tfd, "../etc/passwd"), -EINVAL);
+		assert_int_equal(pc__shm_create(&t, &tfd, "a/b", MIB), -EINVAL);
+		assert_int_equal(pc__shm_create(&t, &tfd, NULL, 0), -EINVAL);
 	}
 }
 
 static void test_attach_refusals(void **state)
 {
 	struct pc_shm *s, *t;
-	int fd, status;
+	int fd, status, sfd, tfd;
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, NULL, 8 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 8 * MIB), 0);
 	/* Mapped here already. */
-	assert_int_equal(pc__shm_attach_fd(&t, pc__shm_fd(s)), -EBUSY);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, sfd), -EBUSY);
 
 	/* Not a region: a plain file, an empty memfd. */
 	fd = open(tu_path("plain"), O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 8 * MIB), 0);
-	assert_int_equal(pc__shm_attach_fd(&t, fd), -EPROTO);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd), -EPROTO);
 	close(fd);
 
 	/* The address taken by something else in the attaching process. */
@@ -238,18 +239,18 @@ static void test_attach_refusals(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		void *base = pc__shm_base(s);
-		int dup = fcntl(pc__shm_fd(s), F_DUPFD_CLOEXEC, 0);
+		int dup = fcntl(sfd, F_DUPFD_CLOEXEC, 0);
 		size_t size = pc__shm_size(s);
 
-		pc__shm_detach(s);
+		pc__shm_detach(s, sfd);
 		if (mmap(base, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
 			 MAP_FIXED, -1, 0) != base)
 			_exit(2);
-		if (pc__shm_attach_fd(&t, dup) != -EEXIST)
+		if (pc__shm_attach_fd(&t, &tfd, dup) != -EEXIST)
 			_exit(3);
 		/* Once the address is free again, it attaches. */
 		munmap(base, size);
-		if (pc__shm_attach_fd(&t, dup) != 0)
+		if (pc__shm_attach_fd(&t, &tfd, dup) != 0)
 			_exit(4);
 		_exit(0);
 	}
@@ -258,13 +259,13 @@ static void test_attach_refusals(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 
 	/* A region others may open is refused. */
-	fd = fcntl(pc__shm_fd(s), F_DUPFD_CLOEXEC, 0);
-	pc__shm_detach(s);
+	fd = fcntl(sfd, F_DUPFD_CLOEXEC, 0);
+	pc__shm_detach(s, sfd);
 	assert_int_equal(fchmod(fd, 0640), 0);
-	assert_int_equal(pc__shm_attach_fd(&t, fd), -EACCES);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd), -EACCES);
 	assert_int_equal(fchmod(fd, 0600), 0);
-	assert_int_equal(pc__shm_attach_fd(&t, fd), 0);
-	pc__shm_detach(t);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd), 0);
+	pc__shm_detach(t, tfd);
 
 	/* Another uid holding the descriptor: refused on the owner. */
 	if (geteuid() == 0) {
@@ -275,7 +276,7 @@ static void test_attach_refusals(void **state)
 			if (setresgid(65534, 65534, 65534) ||
 			    setresuid(65534, 65534, 65534))
 				_exit(5);
-			_exit(pc__shm_attach_fd(&t, fd) == -EACCES ? 0 : 6);
+			_exit(pc__shm_attach_fd(&t, &tfd, fd) == -EACCES ? 0 : 6);
 		}
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFEXITED(status));
@@ -316,11 +317,12 @@ static pid_t hold_and_wait(struct pc_shm *s, struct pc_lock *l)
 static void test_holder_killed(void **state)
 {
 	struct pc_shm *s;
+	int sfd;
 	struct pc_lock *l;
 	void *p;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, NULL, 8 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 8 * MIB), 0);
 	/* The allocator's lock: nothing to repair, the region stays whole. */
 	tu_kill_wait(hold_and_wait(s, NULL));
 	p = pc__shm_alloc(s, 100);
@@ -338,7 +340,7 @@ static void test_holder_killed(void **state)
 	pc__unlock(l);
 	assert_true(pc__trylock(l));		/* consistent again */
 	pc__unlock(l);
-	pc__shm_detach(s);
+	pc__shm_detach(s, sfd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -433,10 +435,11 @@ static void test_stress(void **state)
 {
 	uint64_t seed = tu_seed("shm stress");
 	struct pc_shm *s;
+	int sfd;
 	size_t used;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, NULL, 256 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 256 * MIB), 0);
 	stress_seed = seed;
 	tu_in_children(3, stress_child, s);
 	/* Everything was freed: a second round reuses it, needing no more
@@ -444,7 +447,7 @@ static void test_stress(void **state)
 	used = pc__shm_used(s);
 	stress_process(s, seed + 1, 0);
 	assert_true(pc__shm_used(s) <= used + 16 * 2 * MIB);
-	pc__shm_detach(s);
+	pc__shm_detach(s, sfd);
 }
 
 /*
@@ -454,21 +457,22 @@ static void test_stress(void **state)
 static void test_unlink_own(void **state)
 {
 	struct pc_shm *old, *young;
+	int ofd, yfd;
 	char name[64], path[128];
 
 	(void)state;
 	snprintf(name, sizeof(name), "test-own-%d", (int)getpid());
 	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
-	assert_int_equal(pc__shm_create(&old, name, 4 * MIB), 0);
+	assert_int_equal(pc__shm_create(&old, &ofd, name, 4 * MIB), 0);
 	assert_int_equal(pc__shm_unlink(name), 0);	/* given up */
-	assert_int_equal(pc__shm_create(&young, name, 4 * MIB), 0);
+	assert_int_equal(pc__shm_create(&young, &yfd, name, 4 * MIB), 0);
 	assert_int_equal(pc__shm_unlink_own(old), -ESTALE);
 	assert_int_equal(access(path, F_OK), 0);	/* the young one's */
 	assert_int_equal(pc__shm_unlink_own(young), 0);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(pc__shm_unlink_own(young), -ENOENT);
-	pc__shm_detach(old);
-	pc__shm_detach(young);
+	pc__shm_detach(old, ofd);
+	pc__shm_detach(young, yfd);
 }
 
 int main(int argc, char **argv)
