@@ -41,11 +41,11 @@
  * gives nothing back: its slots stay claimed, perhaps inside a section,
  * until reaped (pc__ebr_reap): a slot whose pid is gone, or now belongs
  * to a process started at another time, is cleared.  A live process is
- * never reaped, so a reaped slot can hide no reader.  An exec keeps the
- * pid and the start time, so a slot also records its image (a random
- * id drawn by each image, and by a fork child, at its first look at
- * itself): the process, entering a cache after an exec, clears the slots
- * of its pid that another image claimed (pc__ebr_reap_image).  After fork the
+ * never reaped, so a reaped slot can hide no reader.  A slot records its
+ * owner by the process's one identity (proc.h: pid, start time, image);
+ * an exec keeps the pid and the start time but not the image, so the
+ * process, entering a cache after an exec, clears the slots of its pid
+ * that another image claimed (pc__ebr_reap_image).  After fork the
  * child's thread has none of the parent's slots (fork_child clears its
  * table; a fork inside a read section is a bug).
  *
@@ -59,13 +59,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ebr.h"
+#include "proc.h"
 
 #ifdef PC_TSAN
 static const bool tsan = true;
@@ -81,105 +80,30 @@ _Atomic(pc_ebr_local_fn) pc__ebr_local_hook;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;		/* set once: a thread holds slots */
 
-/* This process: pid, start time, membarrier registration (fork_child
- * clears them: they are the parent's). */
-static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t self_pid;			/* self_lock */
-static uint64_t self_start;		/* self_lock */
-static bool self_registered;		/* self_lock */
-/* This image of the process: random, never 0, new at every exec (this
- * memory is new) and fork (self_pid changes).  Read without the lock
- * once set (an atomic). */
-static _Atomic uint64_t self_image;
+/* Whether this process is registered for MEMBARRIER_CMD_GLOBAL_EXPEDITED,
+ * for the pid registered_pid (0: not yet asked; a fork child asks again).
+ * Registering twice does no harm, so two first readers may both ask:
+ * the answer is stored before the pid it is for (release). */
+static _Atomic pid_t registered_pid;
+static _Atomic bool registered;
 
 static int membarrier(int cmd)
 {
 	return (int)syscall(__NR_membarrier, cmd, 0, 0);
 }
 
-/*
- * Field 22 of /proc/PID/stat: when the process started; 0 if unknown.
- * *@zombie (if given): it has exited (state Z or X), not yet reaped.
- */
-static uint64_t stat_of(pid_t pid, bool *zombie)
+/* This process (proc.h), and whether membarrier fences its threads. */
+static void self_info(struct pc_proc_id *me, bool *reg)
 {
-	char path[64], buf[1024];
-	ssize_t n;
-	char *p;
-	uint64_t v = 0;
-	int fd;
-
-	/*
-	 * System calls, not stdio or libc's open: this runs in fork
-	 * handlers too, where an interposer of open(2) (the preload shim)
-	 * may hold its own locks.
-	 */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');		/* the name may hold anything */
-	if (!p)
-		return 0;
-	if (zombie)
-		*zombie = p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
-	/* after ") ": state is field 3; start time is field 22 */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
-}
-
-static uint64_t start_time(pid_t pid)
-{
-	return stat_of(pid, NULL);
-}
-
-static bool process_alive(pid_t pid, uint64_t start)
-{
-	bool zombie = false;
-	uint64_t now;
-
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return false;
-	now = stat_of(pid, &zombie);
-	return !zombie && (!start || now == start);
-}
-
-uint64_t pc__process_start(pid_t pid)
-{
-	return start_time(pid);
-}
-
-bool pc__process_alive(pid_t pid, uint64_t start)
-{
-	return process_alive(pid, start);
-}
-
-static void self_info(pid_t *pid, uint64_t *start, bool *registered)
-{
-	pthread_mutex_lock(&self_lock);
-	if (self_pid != getpid()) {
-		uint64_t img = 0;
-
-		self_pid = getpid();
-		self_start = start_time(self_pid);
-		if (getrandom(&img, sizeof(img), 0) != sizeof(img))
-			img = (uint64_t)self_pid << 32 ^ pc__now_ns();
-		atomic_store(&self_image, img | 1);
-		self_registered = membarrier(
-			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
+	pc__proc_self(me);
+	if (atomic_load_explicit(&registered_pid, memory_order_acquire) !=
+	    me->pid) {
+		atomic_store(&registered, membarrier(
+			MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0);
+		atomic_store_explicit(&registered_pid, me->pid,
+				      memory_order_release);
 	}
-	*pid = self_pid;
-	*start = self_start;
-	*registered = self_registered;
-	pthread_mutex_unlock(&self_lock);
+	*reg = atomic_load(&registered);
 }
 
 /* @e's part in this process (ebr.h), or NULL: it has none. */
@@ -227,8 +151,6 @@ static void fork_child(void)
 {
 	/* The parent's slots stay the parent's. */
 	memset(pc__ebr_tls, 0, sizeof(pc__ebr_tls));
-	pthread_mutex_init(&self_lock, NULL);
-	self_pid = 0;
 }
 
 static void init_once(void)
@@ -239,23 +161,22 @@ static void init_once(void)
 
 int pc__ebr_init(struct pc_ebr *e)
 {
-	pid_t pid;
-	uint64_t start;
-	bool registered;
+	struct pc_proc_id me;
+	bool reg;
 
 	pthread_once(&once, init_once);
-	self_info(&pid, &start, &registered);
+	self_info(&me, &reg);
 	atomic_store(&e->epoch, 1);
-	e->id = ((uint64_t)pid << 32 | (uint64_t)pc__now_ns()) ^
+	e->id = ((uint64_t)me.pid << 32 | (uint64_t)pc__now_ns()) ^
 		(uint64_t)(uintptr_t)e;
-	e->membarrier = registered && !tsan;
+	e->membarrier = reg && !tsan;
 	pc__lock_init_shared(&e->lock, PC_RANK_EBR, NULL);
 	return 0;
 }
 
 /* A free slot, claimed for this thread; spins (reaping) while none is. */
-static struct pc_ebr_slot *slot_claim(struct pc_ebr *e, pid_t pid,
-				      uint64_t start)
+static struct pc_ebr_slot *slot_claim(struct pc_ebr *e,
+				      const struct pc_proc_id *me)
 {
 	for (;;) {
 		for (int i = 0; i < PC_EBR_SLOTS; i++) {
@@ -266,11 +187,11 @@ static struct pc_ebr_slot *slot_claim(struct pc_ebr *e, pid_t pid,
 						 memory_order_relaxed) != 0)
 				continue;
 			if (!atomic_compare_exchange_strong(&s->pid, &zero,
-							    (int32_t)pid))
+							    (int32_t)me->pid))
 				continue;
 			s->tid = (int32_t)gettid();
-			atomic_store(&s->image, atomic_load(&self_image));
-			atomic_store(&s->start, start);
+			atomic_store(&s->image, me->image);
+			atomic_store(&s->start, me->start);
 			atomic_store(&s->epoch, 0);
 			return s;
 		}
@@ -286,9 +207,8 @@ static struct pc_ebr_slot *slot_claim(struct pc_ebr *e, pid_t pid,
 struct pc_ebr_tls *pc__ebr_tls_slow(struct pc_ebr *e)
 {
 	struct pc_ebr_tls tmp, *t;
-	pid_t pid;
-	uint64_t start;
-	bool registered;
+	struct pc_proc_id me;
+	bool reg;
 	int i, victim = -1;
 
 	for (i = 1; i < PC_EBR_TLS; i++)
@@ -313,15 +233,15 @@ struct pc_ebr_tls *pc__ebr_tls_slow(struct pc_ebr *e)
 		slot_release(t->slot);
 	pthread_once(&once, init_once);
 	pthread_setspecific(exit_key, (void *)1);
-	self_info(&pid, &start, &registered);
-	t->slot = slot_claim(e, pid, start);
+	self_info(&me, &reg);
+	t->slot = slot_claim(e, &me);
 	t->e = e;
 	t->id = e->id;
 	t->local = local_of(e);
 	if (t->local)	/* may be touched here until pc__ebr_fini */
 		atomic_store(&t->local->id, e->id);
 	t->depth = 0;
-	t->fence = !(e->membarrier && registered);
+	t->fence = !(e->membarrier && reg);
 	i = victim;
 front:
 	if (i != 0) {
@@ -438,7 +358,7 @@ static void reap_blocker(struct pc_ebr *e, struct pc_ebr_slot *s)
 {
 	pid_t pid = atomic_load(&s->pid);
 
-	if (pid > 0 && !process_alive(pid, atomic_load(&s->start)))
+	if (pid > 0 && !pc__process_alive(pid, atomic_load(&s->start)))
 		pc__ebr_reap(e, pid);
 }
 
@@ -525,7 +445,7 @@ static bool pid_gone(struct pc_ebr_slot *s, pid_t pid, const void *arg)
 	pid_t only = *(const pid_t *)arg;
 
 	return (!only || pid == only) &&
-	       !process_alive(pid, atomic_load(&s->start));
+	       !pc__process_alive(pid, atomic_load(&s->start));
 }
 
 unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
@@ -533,29 +453,21 @@ unsigned pc__ebr_reap(struct pc_ebr *e, pid_t only)
 	return reap_slots(e, pid_gone, &only);
 }
 
-struct image {
-	pid_t pid;
-	uint64_t id;
-};
-
 /* pc__ebr_reap_image's: our pid, another image's (image 0: a claim in
  * progress, ours, or given back). */
 static bool image_gone(struct pc_ebr_slot *s, pid_t pid, const void *arg)
 {
-	const struct image *me = arg;
+	const struct pc_proc_id *me = arg;
 	uint64_t img = atomic_load(&s->image);
 
-	return pid == me->pid && img && img != me->id;
+	return pid == me->pid && img && img != me->image;
 }
 
 unsigned pc__ebr_reap_image(struct pc_ebr *e)
 {
-	struct image me;
-	uint64_t start;
-	bool registered;
+	struct pc_proc_id me;
 
-	self_info(&me.pid, &start, &registered);	/* self_image set */
-	me.id = atomic_load(&self_image);
+	pc__proc_self(&me);
 	return reap_slots(e, image_gone, &me);
 }
 
@@ -563,8 +475,6 @@ unsigned pc__ebr_reap_image(struct pc_ebr *e)
 void pc__ebr_test_new_image(void)
 {
 	memset(pc__ebr_tls, 0, sizeof(pc__ebr_tls));	/* as exec loses it */
-	pthread_mutex_lock(&self_lock);
-	self_pid = 0;	/* a new self_image at the next look */
-	pthread_mutex_unlock(&self_lock);
+	pc__proc_test_new_image();
 }
 #endif

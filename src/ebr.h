@@ -40,6 +40,8 @@ struct pc_ebr_head {
 	uint64_t epoch;		/* the global epoch when it was retired */
 };
 
+/* A reader's slot: its owner a struct pc_proc_id (proc.h) kept field by
+ * field, each atomic (the claim is a compare-and-swap of the pid). */
 struct pc_ebr_slot {
 	_Atomic uint64_t epoch;	/* 0: not reading; else the epoch entered */
 	_Atomic int32_t pid;	/* owner process; 0: a free slot */
@@ -188,13 +190,5 @@ void pc__ebr_test_new_image(void);
  * thread's slots are given back at its exit too.  Not inside a section.
  */
 void pc__ebr_thread_leave(struct pc_ebr *e);
-
-/*
- * A process's identity: its start time (field 22 of /proc/PID/stat, 0 if
- * unknown), and whether (@pid, @start) is still that process, running (a
- * zombie is not).  For the tables of processes in shared memory.
- */
-uint64_t pc__process_start(pid_t pid);
-bool pc__process_alive(pid_t pid, uint64_t start);
 
 #endif /* PC_EBR_H */

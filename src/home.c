@@ -237,9 +237,8 @@ static void service_take(struct pc_cache *c, const struct share_msg *msg,
 #define REAP_MS 100
 
 struct watch {
-	int32_t pid;
-	uint64_t start;
-	int fd;
+	struct pc_proc_id who;	/* pid and start time (no image) */
+	int fd;			/* its pidfd */
 };
 
 /* The watches made to match the table of processes. */
@@ -265,8 +264,8 @@ static void watch_refresh(struct pc_cache *c, struct watch *w, unsigned *nw,
 			dead = dead || errno == ESRCH;
 			continue;
 		}
-		w[*nw].pid = p;
-		w[*nw].start = s->procs[i].start;
+		w[*nw].who = (struct pc_proc_id){ .pid = p,
+						 .start = s->procs[i].start };
 		w[(*nw)++].fd = fd;
 	}
 	pc__unlock(&s->lock);
@@ -274,7 +273,7 @@ static void watch_refresh(struct pc_cache *c, struct watch *w, unsigned *nw,
 	 * before it: look at the table. */
 	if (dead || *nw)
 		for (unsigned k = 0; k < *nw; k++)
-			if (!pc__process_alive(w[k].pid, w[k].start))
+			if (!pc__proc_alive(&w[k].who))
 				dead = true;
 	if (dead)
 		(void)pc__procs_others(c);

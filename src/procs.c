@@ -35,13 +35,15 @@
  * It counts as attached until the reap is over, and its slot is not
  * reused before.
  *
- * One process, three names, each where it is needed: its pid marks what
- * it holds by pid (io_pid, i_rwsem's owner and readers, its threads'
- * contexts, its open files); its slot (the owner id) marks its page locks
- * and bdi requests, so that a reused pid cannot be taken for it; and ebr
- * slots add its start time and its image (an exec keeps pid and start
- * time).  pc__procs_enter reaps a dead entry of our pid before we hold
- * anything, so the pid is never two processes' at once in the table.
+ * One identity for a process (proc.h: pid, start time, image), and two
+ * short forms of it where a word must name it: its pid marks what it
+ * holds by pid (io_pid, i_rwsem's owner and readers, its threads'
+ * contexts, its open files), since pc__procs_enter reaps a dead entry of
+ * our pid before we hold anything, so the pid is never two processes' at
+ * once in the table; its slot here (the owner id) marks its page locks
+ * and bdi requests, the slot naming the entry that holds its pid and
+ * start time, not reused before its reap.  ebr slots record the whole
+ * identity (an exec keeps pid and start time, not the image).
  *
  * Locks: s->lock (rank SHARE, in the region, robust) guards procs[]; a
  * reap runs after it is let go (it takes the cache's locks).
@@ -231,6 +233,9 @@ PC_EXPORT unsigned pc_cache_processes(pc_cache *c)
 int pc__procs_enter(struct pc_cache *c)
 {
 	struct pc_share *s = c->share;
+	/* Our identity's pid and start time read here, not pc__proc_self's
+	 * copy: this runs in the fork child's handler, and the lock of that
+	 * copy may have been forked held. */
 	pid_t pid = getpid();
 	uint64_t start = pc__process_start(pid);
 

@@ -157,7 +157,7 @@ bool pc__share_is_home(struct pc_cache *c)
 
 pid_t pc__share_home_pid(struct pc_cache *c)
 {
-	return c->shared ? c->share->home_pid : getpid();
+	return c->shared ? c->share->home.pid : getpid();
 }
 
 /* ------------------------------------------------------------------ */
@@ -216,8 +216,7 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 	pc__lock_init_shared(&s->lock, PC_RANK_SHARE,
 			     pc__shm_broken_flag(shm));
 	atomic_init(&s->next_serial, 1);
-	s->home_pid = getpid();
-	s->home_start = pc__process_start(s->home_pid);
+	pc__proc_self(&s->home);
 	s->id = random_id();
 	r = pc__home_open(s);
 	if (r) {
@@ -273,7 +272,7 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 		return -EPROTO;
 	}
 	if (pc__shm_broken(shm) ||
-	    !pc__process_alive(c->share->home_pid, c->share->home_start)) {
+	    !pc__proc_alive(&c->share->home)) {
 		pc__shm_detach(shm, fd);
 		return -ENOTCONN;	/* nobody runs its threads */
 	}
@@ -325,7 +324,7 @@ PC_EXPORT int pc_cache_remove(const char *name)
 	else if ((uintptr_t)atomic_load(pc__shm_root(shm, 1)) != LAYOUT_ID)
 		r = -EPROTO;	/* its home cannot be told: left alone */
 	else if (!pc__shm_broken(shm) &&
-		 pc__process_alive(c->share->home_pid, c->share->home_start))
+		 pc__proc_alive(&c->share->home))
 		r = -EBUSY;
 	else
 		r = pc__shm_unlink_own(shm);

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "proc.h"
 
 #define PC_SHARE_SLOTS (1u << 18)	/* mappings of one cache at once */
 #define PC_SHARE_PROCS 256		/* processes attached at once */
@@ -21,8 +22,7 @@ struct pc_shm;
 struct pc_share {
 	struct pc_lock lock;		/* rank SHARE: procs[] (procs.c) */
 	_Atomic uint64_t next_serial;
-	int32_t home_pid;		/* read-only */
-	uint64_t home_start;		/* read-only */
+	struct pc_proc_id home;		/* read-only: the home process */
 	uint64_t id;			/* read-only: random; names the
 					   home's sockets (home.c) */
 	int sock;			/* read-only: the home's, bound */
@@ -33,6 +33,8 @@ struct pc_share {
 					   of vmstat.c: shared_attaches) */
 	_Atomic uint32_t slot_hint;	/* where the last slot was found */
 	_Atomic uint64_t slot_map[PC_SHARE_SLOTS / 64];	/* taken by CAS */
+	/* Each process attached: its identity (proc.h) as pid and start
+	 * time, the pid atomic (read without the lock; 0: a free slot). */
 	struct {
 		_Atomic int32_t pid;	/* 0: free */
 		uint64_t start;
