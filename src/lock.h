@@ -57,6 +57,8 @@
  *   BK                   bk_lock (local.c)       this process's descriptors
  *                                                of shared caches' mappings
  *   WAITQ                q->lock (pagewait.c)    a page wait queue: a leaf
+ *   SELF                 self_lock (proc.c)      this process's identity:
+ *                                                nothing is taken under it
  *
  * The page lock is a bit, and its owner is not a thread: a reader locks
  * pages and the I/O completion, in another thread, unlocks them.  So it
@@ -94,7 +96,7 @@
 	X(TCTX_LIST) X(TREE) X(BDI) X(TCTX) X(LRU) X(POPULATE) X(FREE) X(BDI_LIST) X(BDI_BW) \
 	X(KSWAPD) X(BDI_WAKE) X(THROTTLE) X(NUMAB) X(READ_WAIT) \
 	X(TRACE_DRAIN) X(TRACE_KICK) X(IO) X(IO_SQ) X(IO_FAULT) X(EBR) \
-	X(SHARE) X(ARENA) X(SHM) X(BK) X(WAITQ)
+	X(SHARE) X(ARENA) X(SHM) X(BK) X(WAITQ) X(SELF)
 
 enum pc_lock_rank {
 #define PC_LOCK_RANK_ENUM(r) PC_RANK_##r,

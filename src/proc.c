@@ -15,8 +15,8 @@
  * in fork handlers, where an interposer of open(2) (the preload shim)
  * may hold its own locks.
  *
- * Locks: self_lock (a pthread mutex: nothing is taken under it) guards
- * `self`; pc__proc_self copies it out.
+ * Locks: self_lock (rank SELF, the innermost: nothing is taken under it)
+ * guards `self`; pc__proc_self copies it out.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -27,9 +27,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "proc.h"
 
-static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pc_lock self_lock = PC_LOCK_INITIALIZER(PC_RANK_SELF);
 static struct pc_proc_id self;		/* self_lock; pid 0: not looked */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -85,7 +86,7 @@ bool pc__process_alive(pid_t pid, uint64_t start)
 
 static void fork_child(void)
 {
-	pthread_mutex_init(&self_lock, NULL);
+	pc__lock_init(&self_lock, NULL, PC_RANK_SELF, -1);
 	self.pid = 0;	/* the parent's: the child looks again */
 }
 
@@ -97,7 +98,7 @@ static void init_once(void)
 void pc__proc_self(struct pc_proc_id *me)
 {
 	pthread_once(&once, init_once);
-	pthread_mutex_lock(&self_lock);
+	pc__lock(&self_lock);
 	if (self.pid != getpid()) {
 		uint64_t img = 0;
 
@@ -108,14 +109,14 @@ void pc__proc_self(struct pc_proc_id *me)
 		self.image = img | 1;
 	}
 	*me = self;
-	pthread_mutex_unlock(&self_lock);
+	pc__unlock(&self_lock);
 }
 
 #ifdef PC_DEBUG
 void pc__proc_test_new_image(void)
 {
-	pthread_mutex_lock(&self_lock);
+	pc__lock(&self_lock);
 	self.pid = 0;	/* a new image at the next look */
-	pthread_mutex_unlock(&self_lock);
+	pc__unlock(&self_lock);
 }
 #endif
