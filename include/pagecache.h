@@ -141,7 +141,8 @@ int pc_cache_destroy(pc_cache *c);
  * cache's address: it must not use the cache, and a message on stderr
  * says so); -ENOTCONN (its creator is gone, or a process died inside it:
  * it is broken, see pc_cache_broken); -EBUSY (attached already); -EPROTO
- * (made by an incompatible build); -EMFILE (256 processes use it
+ * (made by an incompatible build: its region's layout version is not this
+ * library's, and it is not mapped); -EMFILE (256 processes use it
  * already); -ENOMEM (this process uses 16 shared caches, or 64 caches,
  * already); -EINVAL (NULL, or not a name pc_cache_create takes).
  * pc_cache_destroy detaches.
@@ -157,7 +158,8 @@ int pc_cache_attach(pc_cache **out, const char *name);
  * name); -EBUSY (its home is alive and it is not broken - in use - or
  * this process has it attached, or a newer cache took the name meanwhile);
  * -EAGAIN (it is still being made); -EACCES (it is another user's);
- * -EPROTO (made by an incompatible build: left alone); -EEXIST (this
+ * -EPROTO (made by an incompatible build - its region's layout version
+ * is not this library's: left alone); -EEXIST (this
  * process has something of its own at the cache's address, so it cannot
  * be looked at); -ENOMEM; -EINVAL (NULL, or not a name pc_cache_create
  * takes).

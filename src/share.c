@@ -26,15 +26,16 @@
  *   daemon.c  pc_cache_spawn: a daemon whose only job is to be a home;
  *   io_local.c  each process's I/O backend of a cache (private ones too).
  *
- * Create (pc__share_create, from pc_cache_create): a new region, the
- * cache's struct pc_cache and struct pc_share in it, the home's sockets
- * bound, this process entered; once the rest of create is done, the
- * service thread starts and the cache is published (root 0, and root 1:
- * LAYOUT_ID), so that attach may find it.
+ * Create (pc__share_create, from pc_cache_create): a new region of
+ * REGION_LAYOUT (below), the cache's struct pc_cache and struct pc_share
+ * in it, the home's sockets bound, this process entered; once the rest of
+ * create is done, the service thread starts and the cache is published
+ * (root 0), so that attach may find it.
  *
- * Attach (pc_cache_attach, a named cache, after exec too): the region is
- * mapped at its address, its layout checked against this build's, the
- * process entered; a cache whose home is gone, or is closing, is refused.
+ * Attach (pc_cache_attach, a named cache, after exec too): a region of
+ * another layout is refused unmapped (shm.c checks REGION_LAYOUT:
+ * -EPROTO), else it is mapped at its address and the process entered; a
+ * cache whose home is gone, or is closing, is refused.
  *
  * Destroy: in the home, pc__share_wait_others removes the name, then
  * waits until every other process attached has detached or died, then the
@@ -61,18 +62,50 @@
 #include "shm.h"
 
 /*
- * The layout of what the region holds, as this build compiled it (kept in
- * root 1): a process of another build must not read it as its own.
+ * The region's layout, declared in one place (as PostgreSQL's ipci.c
+ * declares its shared memory), and the one number that names it:
+ *
+ *   chunk 0      struct pc_shm, shm.c's header: magic, REGION_LAYOUT
+ *                (these two first, never moved), header size, address,
+ *                size, id, owner, name, broken flag, roots, allocator
+ *     root 0     struct pc_cache, stored last (NULL: -EAGAIN)
+ *   chunk 1 ...  objects of the size classes - struct pc_cache, struct
+ *                pc_share, the nodes, mappings, open files, bdis, thread
+ *                contexts, counters' shards, wait queues and their pool,
+ *                the epoch domain - and whole chunks reserved for frames,
+ *                page descriptors and each node's tree arena
+ *
+ * REGION_LAYOUT is that layout as this build has it: REGION_VERSION,
+ * bumped by hand when what a field of the region means changes (its size
+ * unchanged), the build's flavour (a debug build's locks and objects are
+ * not a release build's), and what changes by itself with the structs:
+ * their sizes and the numbers of counters and lock ranks.  shm.c stores it
+ * in the header at create and refuses a region of another at attach
+ * (-EPROTO), before mapping it.
  */
-#define LAYOUT_ID ((uint64_t)sizeof(struct pc_cache) << 44 ^ \
-		   (uint64_t)sizeof(struct pc_mapping) << 32 ^ \
-		   (uint64_t)sizeof(struct pc_file) << 24 ^ \
-		   (uint64_t)sizeof(struct pc_bdi) << 16 ^ \
-		   (uint64_t)sizeof(struct pc_node) << 8 ^ \
-		   (uint64_t)sizeof(struct pc_tctx) << 4 ^ \
-		   (uint64_t)sizeof(struct pc_share) << 28 ^ \
-		   (uint64_t)sizeof(struct pc_config) << 36 ^ \
-		   (uint64_t)PC_NR_VMSTAT << 52 ^ (uint64_t)PC_NR_RANKS << 58)
+#define REGION_VERSION 1u
+#ifdef PC_DEBUG
+#define REGION_FLAVOUR 1u
+#else
+#define REGION_FLAVOUR 0u
+#endif
+#define REGION_LAYOUT ((uint64_t)REGION_VERSION << 60 ^ \
+		       (uint64_t)REGION_FLAVOUR << 59 ^ \
+		       (uint64_t)sizeof(struct pc_cache) << 44 ^ \
+		       (uint64_t)sizeof(struct pc_mapping) << 32 ^ \
+		       (uint64_t)sizeof(struct pc_file) << 24 ^ \
+		       (uint64_t)sizeof(struct pc_bdi) << 16 ^ \
+		       (uint64_t)sizeof(struct pc_node) << 8 ^ \
+		       (uint64_t)sizeof(struct pc_tctx) << 4 ^ \
+		       (uint64_t)sizeof(struct pc_share) << 28 ^ \
+		       (uint64_t)sizeof(struct pc_config) << 36 ^ \
+		       (uint64_t)PC_NR_VMSTAT << 52 ^ \
+		       (uint64_t)PC_NR_RANKS << 56)
+
+uint64_t pc__region_layout(void)
+{
+	return REGION_LAYOUT;
+}
 
 /* ------------------------------------------------------------------ */
 /* Slots and serials of mappings.                                       */
@@ -191,7 +224,8 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 	struct pc_share *s;
 	int r, fd;
 
-	r = pc__shm_create(&shm, &fd, name, region_size(span_frames));
+	r = pc__shm_create(&shm, &fd, name, region_size(span_frames),
+			   REGION_LAYOUT);
 	if (r) {
 		if (r == -EEXIST && name)
 			fprintf(stderr, "pagecache: a shared cache named %s "
@@ -239,7 +273,6 @@ int pc__share_start(struct pc_cache *c)
 		return r;
 	pc__local_whole(c);
 	/* Whole now: attach may find it. */
-	atomic_store(pc__shm_root(shm, 1), (void *)(uintptr_t)LAYOUT_ID);
 	atomic_store(pc__shm_root(shm, 0), c);
 	return 0;
 }
@@ -253,7 +286,10 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 	if (!out || !name)
 		return -EINVAL;
 	*out = NULL;
-	r = pc__shm_attach(&shm, &fd, name);
+	r = pc__shm_attach(&shm, &fd, name, REGION_LAYOUT);
+	if (r == -EPROTO)
+		fprintf(stderr, "pagecache: the shared cache %s was made by "
+			"another build of pagecache: not joining it\n", name);
 	if (r == -EEXIST)
 		fprintf(stderr, "pagecache: the shared cache %s cannot be "
 			"mapped at its address in this process (something "
@@ -264,12 +300,6 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 	if (!c) {		/* still being made */
 		pc__shm_detach(shm, fd);
 		return -EAGAIN;
-	}
-	if ((uintptr_t)atomic_load(pc__shm_root(shm, 1)) != LAYOUT_ID) {
-		fprintf(stderr, "pagecache: the shared cache %s was made by "
-			"another build of pagecache: not joining it\n", name);
-		pc__shm_detach(shm, fd);
-		return -EPROTO;
 	}
 	if (pc__shm_broken(shm) ||
 	    !pc__proc_alive(&c->share->home)) {
@@ -315,14 +345,13 @@ PC_EXPORT int pc_cache_remove(const char *name)
 
 	if (!name)
 		return -EINVAL;
-	r = pc__shm_attach(&shm, &fd, name);
+	/* Another build's (-EPROTO): its home cannot be told, left alone. */
+	r = pc__shm_attach(&shm, &fd, name, REGION_LAYOUT);
 	if (r)
 		return r;
 	c = atomic_load(pc__shm_root(shm, 0));
 	if (!c)
 		r = -EAGAIN;	/* still being made */
-	else if ((uintptr_t)atomic_load(pc__shm_root(shm, 1)) != LAYOUT_ID)
-		r = -EPROTO;	/* its home cannot be told: left alone */
 	else if (!pc__shm_broken(shm) &&
 		 pc__proc_alive(&c->share->home))
 		r = -EBUSY;

@@ -42,6 +42,10 @@ struct pc_share {
 	} procs[PC_SHARE_PROCS];	/* lock */
 };
 
+/* This build's REGION_LAYOUT (share.c: the region's layout, declared
+ * there): the number a region of a shared cache must have to be joined. */
+uint64_t pc__region_layout(void);
+
 /*
  * A cache in a new region sized for @span_frames frames: *@out is its
  * zeroed struct pc_cache there (shared, cfg set from @cfg), with this

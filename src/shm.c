@@ -63,7 +63,6 @@
 #include "shm.h"
 
 #define SHM_MAGIC 0x70616765636163ffull	/* "pagecac" + 0xff */
-#define SHM_LAYOUT 1u			/* bump when struct pc_shm changes */
 #define SHM_CHUNK (2ull << 20)
 #define SHM_SLOT (64ull << 30)
 #define SHM_MIN_OBJ_SHIFT 6		/* 64 B */
@@ -78,12 +77,6 @@
 #endif
 #define SHM_NR_SLOTS (SHM_WINDOW_SIZE / SHM_SLOT)
 
-#ifdef PC_DEBUG
-#define SHM_FLAVOUR 1u
-#else
-#define SHM_FLAVOUR 0u
-#endif
-
 struct shm_class {
 	char *chunk_next;		/* lock: next object of the chunk */
 	char *chunk_end;		/* lock */
@@ -91,9 +84,10 @@ struct shm_class {
 };
 
 struct pc_shm {
-	/* Read-only after create. */
+	/* Read-only after create.  The first two never move: a region of
+	 * any layout is told by them. */
 	_Atomic uint64_t magic;		/* stored last */
-	uint32_t layout;		/* SHM_LAYOUT << 8 | SHM_FLAVOUR */
+	uint64_t layout;		/* the caller's layout number (shm.h) */
 	uint32_t hdr_size;		/* sizeof(struct pc_shm) */
 	uint64_t addr;			/* where every process maps it */
 	uint64_t size;			/* bytes, a multiple of 2 MiB */
@@ -218,7 +212,7 @@ static int map_somewhere(uint64_t first, uint64_t size, int fd,
 }
 
 int pc__shm_create(struct pc_shm **out, int *fdp, const char *name,
-		   size_t size)
+		   size_t size, uint64_t layout)
 {
 	char path[96], tmp[128];
 	uint64_t addr;
@@ -257,7 +251,7 @@ int pc__shm_create(struct pc_shm **out, int *fdp, const char *name,
 	if (rc)
 		goto fail;
 	s = (struct pc_shm *)(uintptr_t)addr;
-	s->layout = SHM_LAYOUT << 8 | SHM_FLAVOUR;
+	s->layout = layout;
 	s->hdr_size = sizeof(*s);
 	s->addr = addr;
 	s->size = size;
@@ -293,8 +287,8 @@ fail:
 	return rc;
 }
 
-/* Is @fd's file a region this build can use, and its owner's only? */
-static int check_file(int fd, struct pc_shm *hdr)
+/* Is @fd's file a region of @layout, and its owner's only? */
+static int check_file(int fd, struct pc_shm *hdr, uint64_t layout)
 {
 	struct stat st;
 	ssize_t n;
@@ -309,7 +303,7 @@ static int check_file(int fd, struct pc_shm *hdr)
 	if (n < 0)
 		return -errno;
 	if ((size_t)n < sizeof(*hdr) || hdr->magic != SHM_MAGIC ||
-	    hdr->layout != (SHM_LAYOUT << 8 | SHM_FLAVOUR) ||
+	    hdr->layout != layout ||
 	    hdr->hdr_size != sizeof(*hdr))
 		return -EPROTO;
 	if (hdr->owner != geteuid())
@@ -321,7 +315,8 @@ static int check_file(int fd, struct pc_shm *hdr)
 	return 0;
 }
 
-int pc__shm_attach_fd(struct pc_shm **out, int *fdp, int fd)
+int pc__shm_attach_fd(struct pc_shm **out, int *fdp, int fd,
+		      uint64_t layout)
 {
 	struct pc_shm *hdr, *s;
 	int rc, nfd;
@@ -331,7 +326,7 @@ int pc__shm_attach_fd(struct pc_shm **out, int *fdp, int fd)
 	hdr = malloc(sizeof(*hdr));
 	if (!hdr)
 		return -ENOMEM;
-	rc = check_file(fd, hdr);
+	rc = check_file(fd, hdr, layout);
 	if (rc)
 		goto out;
 	s = (struct pc_shm *)(uintptr_t)hdr->addr;
@@ -359,7 +354,8 @@ out:
 	return rc;
 }
 
-int pc__shm_attach(struct pc_shm **out, int *fdp, const char *name)
+int pc__shm_attach(struct pc_shm **out, int *fdp, const char *name,
+		   uint64_t layout)
 {
 	char path[96];
 	int fd, rc;
@@ -372,7 +368,7 @@ int pc__shm_attach(struct pc_shm **out, int *fdp, const char *name)
 	fd = shm_open(path, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	rc = pc__shm_attach_fd(out, fdp, fd);
+	rc = pc__shm_attach_fd(out, fdp, fd, layout);
 	close(fd);
 	return rc;
 }

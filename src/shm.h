@@ -14,6 +14,10 @@
  * own is there) does not attach: pc__shm_attach says -EEXIST and the
  * caller must not run beside the cache incoherently.
  *
+ * A region records its user's layout number (what the region holds, in
+ * what form: share.c's REGION_LAYOUT for a shared cache), given at create;
+ * attach refuses a region of another (-EPROTO) before it maps it.
+ *
  * This file keeps no table of the regions a process maps: create and
  * attach give the caller the region and this process's descriptor of it
  * (close-on-exec: to pass on), and the caller keeps both until it
@@ -39,21 +43,24 @@ struct pc_shm;
  * -EINVAL (a bad name, a size of 0 or too large for the window), -EEXIST
  * (a region of that name exists), -ENOMEM (no free address in the
  * window), or what memfd_create, shm_open or ftruncate said.  *@fd:
- * this process's descriptor of it (-1 on failure).
+ * this process's descriptor of it (-1 on failure).  @layout: the number
+ * attach checks.
  */
 int pc__shm_create(struct pc_shm **out, int *fd, const char *name,
-		   size_t size);
+		   size_t size, uint64_t layout);
 /*
  * Map the region of descriptor @fd (inherited, or received) at its
  * address.  0; -EACCES (the file is not the caller's: its owner is another
- * uid, or group or others may open it); -EPROTO (not a region, or one made
- * by an incompatible build); -EEXIST (the address is taken in this
- * process); -EBUSY (already attached here).  @fd is dup'ed into *@nfd:
- * the caller keeps its own.
+ * uid, or group or others may open it); -EPROTO (not a region, or not one
+ * of @layout: made by an incompatible build); -EEXIST (the address is
+ * taken in this process); -EBUSY (already attached here).  @fd is dup'ed
+ * into *@nfd: the caller keeps its own.
  */
-int pc__shm_attach_fd(struct pc_shm **out, int *nfd, int fd);
+int pc__shm_attach_fd(struct pc_shm **out, int *nfd, int fd,
+		      uint64_t layout);
 /* The same for the region named @name.  -ENOENT when there is none. */
-int pc__shm_attach(struct pc_shm **out, int *fd, const char *name);
+int pc__shm_attach(struct pc_shm **out, int *fd, const char *name,
+		   uint64_t layout);
 /* Unmap the region in this process and close @fd, its descriptor (-1:
  * none); the region lives on in the others (and as long as its name, for
  * a named one). */

@@ -56,7 +56,7 @@ static struct world *world_new(void)
 {
 	struct world *w;
 
-	assert_int_equal(pc__shm_create(&shm, &shm_fd, NULL, 64 * MIB), 0);
+	assert_int_equal(pc__shm_create(&shm, &shm_fd, NULL, 64 * MIB, 1), 0);
 	w = pc__shm_alloc(shm, sizeof(*w));
 	assert_non_null(w);
 	assert_int_equal(pc__ebr_init(&w->ebr), 0);

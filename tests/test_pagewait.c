@@ -720,7 +720,7 @@ static void test_processes(void **state)
 	int status;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 16 << 20), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 16 << 20, 1), 0);
 	x = pc__shm_alloc(s, sizeof(*x));
 	pool = pc__shm_alloc(s, 8 * pc__pagewait_waiter_size());
 	assert_non_null(x);

@@ -52,6 +52,10 @@
  *   table            the process's one table of caches (local.c): a
  *                    page of a private and of a shared cache finds its
  *                    cache
+ *   other_layout     a region whose layout number is not this build's
+ *                    REGION_LAYOUT (share.c) is refused by attach and
+ *                    remove (-EPROTO) and left alone; this build's is
+ *                    taken (here: -EBUSY, mapped already)
  *
  * A model lives in an anonymous shared mapping so the parent can check
  * what the children wrote.  Each random test prints its seed.  Under TSan
@@ -1038,6 +1042,31 @@ static void test_table(void **state)
 	assert_int_equal(pc_cache_destroy(p), 0);
 }
 
+static void test_other_layout(void **state)
+{
+	char name[64], path[128];
+	struct pc_shm *shm;
+	pc_cache *c;
+	int fd;
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-layout-%d", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
+	assert_int_equal(pc__shm_create(&shm, &fd, name, 4 << 20,
+					pc__region_layout() ^ 1), 0);
+	assert_int_equal(pc_cache_attach(&c, name), -EPROTO);
+	assert_int_equal(pc_cache_remove(name), -EPROTO);
+	assert_int_equal(access(path, F_OK), 0);	/* left alone */
+	assert_int_equal(pc__shm_unlink(name), 0);
+	pc__shm_detach(shm, fd);
+
+	assert_int_equal(pc__shm_create(&shm, &fd, name, 4 << 20,
+					pc__region_layout()), 0);
+	assert_int_equal(pc_cache_attach(&c, name), -EBUSY);
+	assert_int_equal(pc__shm_unlink(name), 0);
+	pc__shm_detach(shm, fd);
+}
+
 static void test_refused(void **state)
 {
 	pc_cache *c;
@@ -1067,6 +1096,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_no_memory),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_other_layout),
 		cmocka_unit_test(test_refused),
 	};
 	ssize_t n;

@@ -9,7 +9,8 @@
  *     only, maps it at the same address and finds the same objects;
  *   - attach refuses what it must: the same region twice in a process
  *     (-EBUSY), the region's address taken by something else (-EEXIST),
- *     a file that is not a region (-EPROTO), a region whose file others
+ *     a file that is not a region or a region of another layout number
+ *     (-EPROTO), a region whose file others
  *     may open (-EACCES), and, run as root, a process of another uid with
  *     the region's descriptor in hand (-EACCES: the owner is checked, not
  *     only the mode);
@@ -36,6 +37,7 @@
 #include "util.h"
 
 #define MIB (1ull << 20)
+#define LAYOUT 0x746573745f73686dull	/* this test's regions' layout */
 
 static char self_exe[4096];
 
@@ -57,9 +59,9 @@ static int exec_child(const char *how, const char *arg, uint64_t addr)
 	int rc, sfd;
 
 	if (strcmp(how, "--attach-fd") == 0)
-		rc = pc__shm_attach_fd(&s, &sfd, atoi(arg));
+		rc = pc__shm_attach_fd(&s, &sfd, atoi(arg), LAYOUT);
 	else
-		rc = pc__shm_attach(&s, &sfd, arg);
+		rc = pc__shm_attach(&s, &sfd, arg, LAYOUT);
 	if (rc) {
 		fprintf(stderr, "attach: %s\n", strerror(-rc));
 		return 10;
@@ -112,7 +114,7 @@ static void test_fork_shares(void **state)
 	int status;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 64 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 64 * MIB, LAYOUT), 0);
 	assert_true(sfd >= 0);
 	fflush(stdout);
 	pid = fork();
@@ -173,11 +175,12 @@ static void test_join_after_exec(void **state)
 	(void)state;
 	snprintf(name, sizeof(name), "test-%d", (int)getpid());
 	pc__shm_unlink(name);
-	assert_int_equal(pc__shm_create(&s, &sfd, name, 16 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, name, 16 * MIB, LAYOUT), 0);
 	{
 		struct pc_shm *again;
 
-		assert_int_equal(pc__shm_create(&again, &tfd, name, 16 * MIB),
+		assert_int_equal(pc__shm_create(&again, &tfd, name, 16 * MIB,
+						LAYOUT),
 				 -EEXIST);
 	}
 	r = pc__shm_alloc(s, sizeof(*r));
@@ -208,10 +211,14 @@ static void test_join_after_exec(void **state)
 	{
 		struct pc_shm *t;
 
-		assert_int_equal(pc__shm_attach(&t, &tfd, name), -ENOENT);
-		assert_int_equal(pc__shm_attach(&t, &tfd, "../etc/passwd"), -EINVAL);
-		assert_int_equal(pc__shm_create(&t, &tfd, "a/b", MIB), -EINVAL);
-		assert_int_equal(pc__shm_create(&t, &tfd, NULL, 0), -EINVAL);
+		assert_int_equal(pc__shm_attach(&t, &tfd, name, LAYOUT),
+				 -ENOENT);
+		assert_int_equal(pc__shm_attach(&t, &tfd, "../etc/passwd",
+						LAYOUT), -EINVAL);
+		assert_int_equal(pc__shm_create(&t, &tfd, "a/b", MIB, LAYOUT),
+				 -EINVAL);
+		assert_int_equal(pc__shm_create(&t, &tfd, NULL, 0, LAYOUT),
+				 -EINVAL);
 	}
 }
 
@@ -222,15 +229,18 @@ static void test_attach_refusals(void **state)
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 8 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 8 * MIB, LAYOUT), 0);
 	/* Mapped here already. */
-	assert_int_equal(pc__shm_attach_fd(&t, &tfd, sfd), -EBUSY);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, sfd, LAYOUT), -EBUSY);
+	/* Another layout: refused before anything is mapped. */
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, sfd, LAYOUT ^ 1), -EPROTO);
+	assert_int_equal(tfd, -1);
 
 	/* Not a region: a plain file, an empty memfd. */
 	fd = open(tu_path("plain"), O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 8 * MIB), 0);
-	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd), -EPROTO);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd, LAYOUT), -EPROTO);
 	close(fd);
 
 	/* The address taken by something else in the attaching process. */
@@ -246,11 +256,11 @@ static void test_attach_refusals(void **state)
 		if (mmap(base, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
 			 MAP_FIXED, -1, 0) != base)
 			_exit(2);
-		if (pc__shm_attach_fd(&t, &tfd, dup) != -EEXIST)
+		if (pc__shm_attach_fd(&t, &tfd, dup, LAYOUT) != -EEXIST)
 			_exit(3);
 		/* Once the address is free again, it attaches. */
 		munmap(base, size);
-		if (pc__shm_attach_fd(&t, &tfd, dup) != 0)
+		if (pc__shm_attach_fd(&t, &tfd, dup, LAYOUT) != 0)
 			_exit(4);
 		_exit(0);
 	}
@@ -262,9 +272,9 @@ static void test_attach_refusals(void **state)
 	fd = fcntl(sfd, F_DUPFD_CLOEXEC, 0);
 	pc__shm_detach(s, sfd);
 	assert_int_equal(fchmod(fd, 0640), 0);
-	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd), -EACCES);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd, LAYOUT), -EACCES);
 	assert_int_equal(fchmod(fd, 0600), 0);
-	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd), 0);
+	assert_int_equal(pc__shm_attach_fd(&t, &tfd, fd, LAYOUT), 0);
 	pc__shm_detach(t, tfd);
 
 	/* Another uid holding the descriptor: refused on the owner. */
@@ -276,7 +286,8 @@ static void test_attach_refusals(void **state)
 			if (setresgid(65534, 65534, 65534) ||
 			    setresuid(65534, 65534, 65534))
 				_exit(5);
-			_exit(pc__shm_attach_fd(&t, &tfd, fd) == -EACCES ? 0 : 6);
+			_exit(pc__shm_attach_fd(&t, &tfd, fd, LAYOUT) ==
+			      -EACCES ? 0 : 6);
 		}
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFEXITED(status));
@@ -322,7 +333,7 @@ static void test_holder_killed(void **state)
 	void *p;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 8 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 8 * MIB, LAYOUT), 0);
 	/* The allocator's lock: nothing to repair, the region stays whole. */
 	tu_kill_wait(hold_and_wait(s, NULL));
 	p = pc__shm_alloc(s, 100);
@@ -439,7 +450,7 @@ static void test_stress(void **state)
 	size_t used;
 
 	(void)state;
-	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 256 * MIB), 0);
+	assert_int_equal(pc__shm_create(&s, &sfd, NULL, 256 * MIB, LAYOUT), 0);
 	stress_seed = seed;
 	tu_in_children(3, stress_child, s);
 	/* Everything was freed: a second round reuses it, needing no more
@@ -463,9 +474,9 @@ static void test_unlink_own(void **state)
 	(void)state;
 	snprintf(name, sizeof(name), "test-own-%d", (int)getpid());
 	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
-	assert_int_equal(pc__shm_create(&old, &ofd, name, 4 * MIB), 0);
+	assert_int_equal(pc__shm_create(&old, &ofd, name, 4 * MIB, LAYOUT), 0);
 	assert_int_equal(pc__shm_unlink(name), 0);	/* given up */
-	assert_int_equal(pc__shm_create(&young, &yfd, name, 4 * MIB), 0);
+	assert_int_equal(pc__shm_create(&young, &yfd, name, 4 * MIB, LAYOUT), 0);
 	assert_int_equal(pc__shm_unlink_own(old), -ESTALE);
 	assert_int_equal(access(path, F_OK), 0);	/* the young one's */
 	assert_int_equal(pc__shm_unlink_own(young), 0);
