@@ -52,7 +52,9 @@ void pc__backing_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
 			int tag, uint64_t limit);
 
 /* coherence.c: close-to-open coherence, hand-offs to the kernel */
-/* m->seen from @st, or from the backing fd now; disk_size_lock held. */
+/* m->seen from @st, or from the backing fd now; disk_size_lock held.
+ * _init: a new mapping's, which no other thread sees yet (no lock). */
+void pc__seen_init(struct pc_mapping *m, const struct stat *st);
 void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
 void pc__seen_refresh_locked(struct pc_mapping *m);
 void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */

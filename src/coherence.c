@@ -53,10 +53,16 @@ static bool ts_equal(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
-void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st)
+void pc__seen_init(struct pc_mapping *m, const struct stat *st)
 {
 	m->seen.size = st->st_size;
 	m->seen.mtime = st->st_mtim;
+}
+
+void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st)
+{
+	PC_ASSERT_HELD(&m->disk_size_lock);
+	pc__seen_init(m, st);
 }
 
 void pc__seen_refresh_locked(struct pc_mapping *m)

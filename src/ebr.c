@@ -321,6 +321,7 @@ static struct pc_ebr_head *take_safe_locked(struct pc_ebr *e)
 	uint64_t g = atomic_load(&e->epoch);
 	struct pc_ebr_head *safe = NULL, **pp = &e->limbo;
 
+	PC_ASSERT_HELD(&e->lock);
 	while (*pp) {
 		struct pc_ebr_head *h = *pp;
 

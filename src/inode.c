@@ -214,7 +214,7 @@ static struct pc_mapping *mapping_new(struct pc_cache *c, int mfd, bool direct,
 			    PC_VM_tree_lock_acquired);
 	pc__tree_init_arena(&m->tree, pc__node_arena(c), c->ebr);
 	atomic_init(&m->size, st->st_size);
-	pc__seen_set_locked(m, st);	/* nobody else sees it yet */
+	pc__seen_init(m, st);	/* nobody else sees it yet */
 	atomic_init(&m->first_node, -1);
 	atomic_init(&m->refs, 1);	/* the table's */
 	return m;

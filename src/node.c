@@ -62,8 +62,9 @@
 
 #define HUGE_BYTES (2ull << 20)
 
-/* Watermarks of @n from its share: create and resize, under free_lock. */
-void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n)
+/* Watermarks of @n from its share, no lock: create's, @n seen by no
+ * other thread yet and its free_lock not made. */
+static void watermarks_init(struct pc_cache *c, struct pc_node *n)
 {
 	uint64_t f = atomic_load(&n->nr_frames);
 	uint64_t gap = pc_max(2, f * c->cfg.watermark_scale / 10000);
@@ -77,6 +78,13 @@ void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n)
 	atomic_store(&n->wmark_min, min);
 	atomic_store(&n->wmark_low, low);
 	atomic_store(&n->wmark_high, high);
+}
+
+/* A share changed (resize): under free_lock. */
+void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n)
+{
+	PC_ASSERT_HELD(&n->free_lock);
+	watermarks_init(c, n);
 }
 
 /* Frames each node may ever have: memory.max (or the machine, or the
@@ -254,7 +262,7 @@ int pc__nodes_init(struct pc_cache *c)
 		n->cache = c;
 		n->first_pfn = (uint32_t)(i * span);
 		atomic_init(&n->nr_frames, (uint32_t)per);
-		pc__node_watermarks_locked(c, n);
+		watermarks_init(c, n);
 		pc__cache_lock_init(c, &n->free_lock, PC_RANK_FREE,
 				    PC_VM_free_lock_acquired);
 		pc__cache_lock_init(c, &n->lru_lock, PC_RANK_LRU,

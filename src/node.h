@@ -109,7 +109,7 @@ int pc__config_check_budget(const struct pc_config *cfg);
 uint64_t pc__config_span_frames(const struct pc_config *cfg);
 int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
-/* Set @n's watermarks from its nr_frames; free_lock (or create). */
+/* Set @n's watermarks from its nr_frames; free_lock held (resize). */
 void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
 /* page_alloc.c: the free lists */
 /*

@@ -292,6 +292,7 @@ static void waitq_del_locked(struct pc_waitq *q, struct pc_waiter *x)
 static bool waitq_has_page_locked(const struct pc_waitq *q,
 				  const struct pc_page *p)
 {
+	PC_ASSERT_HELD(&q->lock);
 	for (const struct pc_link *l = q->waiters.head; l; l = l->next)
 		if (waiter_of(l)->page == p)
 			return true;
@@ -595,6 +596,7 @@ uint64_t pc__pagewait_wakeups(struct pc_pagewait *w)
 static bool waitq_has_locked(const struct pc_waitq *q,
 			     const struct pc_waiter *x)
 {
+	PC_ASSERT_HELD(&q->lock);
 	for (const struct pc_link *l = q->waiters.head; l; l = l->next)
 		if (l == &x->link)
 			return true;
