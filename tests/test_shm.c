@@ -18,17 +18,21 @@
  *     one takes the lock, and the region stays sound; a lock made with the
  *     region's broken flag records the death;
  *   - a region whose name a newer region took removes only its own name;
+ *   - a named create that fails after making its temporary file (here
+ *     ftruncate over RLIMIT_FSIZE) leaves no file in /dev/shm;
  *   - 3 processes x 2 threads allocate and free objects of random sizes:
  *     no object is handed to two owners (each is signed by its owner and
  *     checked before it is freed).
  * No test waits on time: children say where they are through pipes.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -486,6 +490,49 @@ static void test_unlink_own(void **state)
 	pc__shm_detach(young, yfd);
 }
 
+/* Is there a file in /dev/shm whose name starts with @prefix? */
+static bool shm_file_with(const char *prefix)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			found = true;
+	closedir(d);
+	return found;
+}
+
+/* A child: a named create that fails after its temporary file exists
+ * (ftruncate over RLIMIT_FSIZE: -EFBIG) leaves no file behind. */
+static void failed_create(void *arg)
+{
+	const char *name = arg;
+	struct rlimit rl = { MIB, MIB };
+	struct pc_shm *s;
+	int fd;
+
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	assert_int_equal(pc__shm_create(&s, &fd, name, 16 * MIB, LAYOUT),
+			 -EFBIG);
+	assert_null(s);
+	assert_int_equal(fd, -1);
+}
+
+static void test_failed_create(void **state)
+{
+	char name[64], prefix[96];
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-fail-%d", (int)getpid());
+	snprintf(prefix, sizeof(prefix), "pagecache-%s", name);
+	tu_in_child(failed_create, name);
+	assert_false(shm_file_with(prefix));	/* nor its .new- name */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +542,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_holder_killed),
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_unlink_own),
+		cmocka_unit_test(test_failed_create),
 	};
 	ssize_t n;
 
