@@ -162,7 +162,8 @@ static struct pc_ebr_local *domain_local(const struct pc_ebr *d)
 	unsigned hw = atomic_load_explicit(&table_hw, memory_order_acquire);
 
 	for (unsigned i = 0; d && i < hw; i++)
-		if (atomic_load_explicit(&table[i].ebr, memory_order_acquire) == d)
+		if (atomic_load_explicit(&table[i].ebr,
+					 memory_order_acquire) == d)
 			return &table[i].ebr_local;
 	return NULL;
 }

@@ -340,7 +340,7 @@ static void test_exit_after_fini(void **state)
 	assert_int_equal(pipe(x.go), 0);
 	assert_int_equal(pthread_create(&t, NULL, reader_exits_late, &x), 0);
 	assert_int_equal(read(x.ready[0], &c, 1), 1);
-	assert_true(atomic_load(&part.id) == x.w->ebr.id);	/* touched here */
+	assert_true(atomic_load(&part.id) == x.w->ebr.id);	/* touched */
 	world_free(x.w);			/* fini, then unmapped */
 	assert_true(atomic_load(&part.id) == 0);
 	assert_int_equal(write(x.go[1], &c, 1), 1);

@@ -480,7 +480,8 @@ static void test_unlink_own(void **state)
 	snprintf(path, sizeof(path), "/dev/shm/pagecache-%s", name);
 	assert_int_equal(pc__shm_create(&old, &ofd, name, 4 * MIB, LAYOUT), 0);
 	assert_int_equal(pc__shm_unlink(name), 0);	/* given up */
-	assert_int_equal(pc__shm_create(&young, &yfd, name, 4 * MIB, LAYOUT), 0);
+	assert_int_equal(pc__shm_create(&young, &yfd, name, 4 * MIB, LAYOUT),
+			 0);
 	assert_int_equal(pc__shm_unlink_own(old), -ESTALE);
 	assert_int_equal(access(path, F_OK), 0);	/* the young one's */
 	assert_int_equal(pc__shm_unlink_own(young), 0);
