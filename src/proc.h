@@ -15,11 +15,15 @@
  *           are told by their image (ebr.c's pc__ebr_reap_image).
  * A fork child is a new pid, so it draws its own image.
  *
- * Where a table needs a process named in one word (a page lock's owner
- * bits, page.h; a bdi's count of requests in flight, bdi.h), it uses the
- * process's slot in the cache's table of processes (procs.c), whose
- * entry holds the pid and start time: the slot is not reused before the
- * process is reaped.
+ * Two short forms stand for it where a word must name the process:
+ *   - its slot in the cache's table of processes (procs.c), whose entry
+ *     holds the pid and start time: a page lock's owner bits (page.h), a
+ *     bdi's count of requests in flight (bdi.h); the slot is not reused
+ *     before the process is reaped;
+ *   - its pid alone, on marks the reaper finds by pid (a page's io_pid,
+ *     a shared i_rwsem's owner and readers, thread contexts, open files):
+ *     procs.c reaps a dead entry of a pid before a new process of that
+ *     pid holds anything, so a pid is never two processes' there.
  */
 #ifndef PC_PROC_H
 #define PC_PROC_H
