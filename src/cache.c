@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tctx.h"
 #include "backing.h"
 #include "node.h"
 #include "bdi.h"

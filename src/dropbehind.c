@@ -85,6 +85,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "tctx.h"
 #include "node.h"
 #include "bdi.h"
 #include "pagewait.h"

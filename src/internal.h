@@ -25,6 +25,8 @@
  *   tree.h       the radix tree (tree.c, a leaf)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
  * and these only the files that use them include:
+ *   tctx.h       struct pc_tctx: a thread's context in a cache, the
+ *                references and pins it records (the held/pins ledger)
  *   node.h       struct pc_node: a node's frames, LRU lists, reclaim
  *   bdi.h        struct pc_bdi: per-device dirty lists, flusher, throttle
  *   readahead.h  readahead windows, streams, use-once pages (dropbehind.c)
@@ -63,6 +65,7 @@ struct pc_cache;
 struct pc_node;
 struct pc_mapping;
 struct pc_bdi;
+struct pc_tctx;
 struct pc_io;
 struct pc_io_ops;
 
@@ -176,75 +179,6 @@ struct pc_file {
 	int32_t pid;			/* the opener: a shared cache closes
 					   the files of a process that died
 					   (pc__files_reap); mappings_lock */
-};
-
-/* struct pc_tctx's held[]: which slot records what. */
-#define PC_HELD_ONE 0			/* the read or write path's page */
-#define PC_HELD_ISO_AT 1		/* vmscan: its isolated batch */
-#define PC_HELD_WB_AT (PC_HELD_ISO_AT + PC_RECLAIM_BATCH)
-#define PC_HELD_WB 64			/* writeback.c: a gang (WB_GANG) */
-#define PC_HELD_DRAIN_AT (PC_HELD_WB_AT + PC_HELD_WB)	/* lru.c: a drain's */
-#define PC_HELD_SLOTS (PC_HELD_DRAIN_AT + 2 * PC_LRU_BATCH)
-#define PC_PINS 16			/* pins[]: pages a thread pinned */
-#define PC_HELD_ISO (1u << 31)		/* the page is off its LRU by us */
-
-/* Per-thread, per-cache context (tctx.c): node, LRU batches. */
-struct pc_tctx {
-	struct pc_cache *cache;
-	uint64_t cache_id;
-	int node;
-	unsigned shard;
-	struct pc_lock lock;		/* batches; remote drains take it */
-	struct pc_page *add[PC_LRU_BATCH];
-	unsigned nr_add;
-	struct pc_page *act[PC_LRU_BATCH];
-	unsigned nr_act;
-	unsigned dirty_ratelimit;	/* pages dirtied since last throttle */
-	unsigned nr_dirtied_pause;	/* throttle.c: check after this many */
-	int64_t bdp_owed_ns;		/* throttle.c: pause owed (paced) */
-	uint64_t bdp_period;		/* throttle.c: counted as a dirtier */
-	struct pc_bdi *bdp_bdi;		/* ... of this bdi, in this period */
-	bool in_reclaim;		/* direct reclaim recursion guard */
-	/*
-	 * pcp.c: free frames of node pcp_node taken off its free list
-	 * together, handed to this thread's allocations from the end (the
-	 * lowest frame last in, first out: ascending); t->lock (its owner
-	 * and remote drains).  Count 0, out of the node's nr_free.
-	 */
-	uint32_t pcp[PC_PCP_MAX];
-	_Atomic unsigned nr_pcp;	/* written under t->lock */
-	int pcp_node;
-	int32_t pid;			/* the thread's process (shared caches
-					   hold every process's contexts) */
-	struct pc_tctx *next;		/* c->tctx_lock */
-	/*
-	 * Shared caches: the pages this thread holds a reference on across
-	 * code where its process may die, each as pfn + 1 (| PC_HELD_ISO:
-	 * off its LRU list by this thread), 0 for none.  Written by the
-	 * thread alone - recorded after its get (a release store: the get
-	 * comes first), cleared before its put or before the reference goes
-	 * to another holder (the put's RMW orders it) - so a death between
-	 * the two can only leak a reference, never give one back twice.
-	 * Read by the reaper of its process (pc__tctx_reap), who gives back
-	 * what is recorded.  A line of its own: the read path writes it on
-	 * every page.  Slots: PC_HELD_ONE, then vmscan's isolated batch, a
-	 * writeback gang's pages (from the get to the io_pid mark), the
-	 * copies a drain of LRU batches took (PC_HELD_ISO until on a list).
-	 */
-	_Atomic uint32_t held[PC_HELD_SLOTS] __attribute__((aligned(64)));
-	/*
-	 * Shared caches: the pins (pc_get_page) this thread took or gave
-	 * back, each as (pfn + 1) << 32 | its net count (int32: a put from
-	 * a thread other than the getter's is -1 here, +1 in the getter's);
-	 * 0 for none.  Written by the thread alone with plain stores (a
-	 * spare context, below: under c->tctx_lock), summed over the
-	 * process's contexts by its reaper, which gives back what is left
-	 * (tctx.c).  After the get, before the put: a death between can
-	 * only leak.
-	 */
-	_Atomic uint64_t pins[PC_PINS] __attribute__((aligned(64)));
-	bool spare;			/* no thread's: a process's overflow
-					   and exited threads' pins */
 };
 
 struct pc_trace;
@@ -390,6 +324,9 @@ static inline struct pc_local *pc__local(struct pc_cache *c)
 {
 	return c->shared ? pc__local_shared(c) : c->local;
 }
+/* The cache of this process's table that @p is a page of, or NULL: no
+ * lock, no atomic read-modify-write (local.c). */
+struct pc_cache *pc__page_cache(const struct pc_page *p);
 /* This process's descriptors of @m (backing.c says who may use them). */
 static inline struct pc_backing *pc__bk(const struct pc_mapping *m)
 {
@@ -429,51 +366,6 @@ static inline struct pc_mapping *closed_next(struct pc_mapping *m)
 	return pc_list_next_entry(m, struct pc_mapping, closed_link);
 }
 
-/* tctx.c: the process's caches and the threads' contexts in them. */
-int pc__cache_register(struct pc_cache *c);
-void pc__cache_unregister(struct pc_cache *c);
-struct pc_tctx *pc__tctx(struct pc_cache *c);
-/* Every context's LRU batches onto the lists and its frames (pcp.c)
- * back on the free lists: reclaim, resize, invalidation, destroy. */
-unsigned pc__tctx_drain_all(struct pc_cache *c);	/* frames given back */
-/* The contexts of process @pid's threads (it died): drained, freed. */
-void pc__tctx_reap(struct pc_cache *c, pid_t pid);
-/* The cache of this process's table that @p is a page of, or NULL: no
- * lock, no atomic read-modify-write (local.c). */
-struct pc_cache *pc__page_cache(const struct pc_page *p);
-/*
- * The references this thread holds (struct pc_tctx: held[]).  The
- * context to record them in: a shared cache's only (NULL: a private
- * cache records nothing, and every helper does nothing with NULL).
- */
-static inline struct pc_tctx *pc__held_ctx(struct pc_cache *c)
-{
-	return c->shared ? pc__tctx(c) : NULL;
-}
-/* After the get: slot @i holds a reference on @p (@kind 0 or PC_HELD_ISO). */
-static inline void pc__held_set(struct pc_tctx *t, int i, struct pc_cache *c,
-				const struct pc_page *p, uint32_t kind)
-{
-	if (t && i >= 0)
-		atomic_store_explicit(&t->held[i], (page_pfn(c, p) + 1) | kind,
-				      memory_order_release);
-}
-/* Before the put (or the hand-off): slot @i holds nothing. */
-static inline void pc__held_clear(struct pc_tctx *t, int i)
-{
-	if (t && i >= 0)
-		atomic_store_explicit(&t->held[i], 0, memory_order_relaxed);
-}
-/*
- * A pin of @p taken (@delta 1, after the get) or given back (-1, before
- * the put) by this process, in a shared cache (@t: pc__held_ctx): no
- * atomic read-modify-write in the common case (the thread's own table).
- */
-void pc__pin_note(struct pc_cache *c, struct pc_tctx *t,
-		  const struct pc_page *p, int delta);
-/* The slot of [@from, @from + @n) that records @p, or -1. */
-int pc__held_find(struct pc_tctx *t, unsigned from, unsigned n,
-		  struct pc_cache *c, const struct pc_page *p);
 
 /* node.c: pages (node.h has the nodes). */
 struct pc_arena;

@@ -87,6 +87,7 @@
 #include "internal.h"
 #include "node.h"
 #include "pagewait.h"
+#include "tctx.h"
 #include "tracepoint.h"
 #include "tree.h"
 

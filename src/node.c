@@ -58,6 +58,7 @@
 #include "internal.h"
 #include "node.h"
 #include "numa_topology.h"
+#include "tctx.h"
 #include "tree.h"
 
 #define HUGE_BYTES (2ull << 20)

@@ -53,6 +53,7 @@
 #include "ebr.h"
 #include "node.h"
 #include "share.h"
+#include "tctx.h"
 
 void pc__procs_leave(struct pc_cache *c)
 {

@@ -96,6 +96,7 @@
 #include "internal.h"
 #include "node.h"
 #include "readahead.h"
+#include "tctx.h"
 #include "tree.h"
 
 #define RA_RUN_PAGES (4 * PC_MAX_IO_PAGES)	/* pages per pc__read_pages */

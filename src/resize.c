@@ -54,6 +54,7 @@
 #include "internal.h"
 #include "node.h"
 #include "pagewait.h"
+#include "tctx.h"
 #include "trace_fmt.h"
 #include "tracepoint.h"
 #include "tree.h"

@@ -59,6 +59,7 @@
 #include "node.h"
 #include "share.h"
 #include "shm.h"
+#include "tctx.h"
 
 /*
  * The layout of what the region holds, as this build compiled it (kept in

@@ -6,7 +6,7 @@
  * cache (pc__cache_register, here: the fork handlers too), destroy
  * unregisters it.
  *
- * Per-thread contexts (struct pc_tctx, internal.h) carry a thread's node,
+ * Per-thread contexts (struct pc_tctx, tctx.h) carry a thread's node,
  * its vmstat shard, its LRU batches and its dirty-throttle state.  A
  * thread finds its context for a cache in a small thread-local table
  * (slots[]) keyed by the cache's id; the cache keeps all contexts on
@@ -62,6 +62,7 @@
 #include "internal.h"
 #include "node.h"
 #include "share.h"
+#include "tctx.h"
 
 #define TCTX_SLOTS 8
 

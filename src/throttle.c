@@ -71,6 +71,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "node.h"
+#include "tctx.h"
 #include "tracepoint.h"
 #include "tree.h"
 

@@ -33,6 +33,7 @@
 #include "node.h"
 #include "pagewait.h"
 #include "share.h"
+#include "tctx.h"
 
 static const char *const names[] = {
 #define PC_VM_NAME(n) #n,

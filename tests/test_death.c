@@ -111,6 +111,7 @@
 #include "io.h"
 #include "node.h"
 #include "share.h"
+#include "tctx.h"
 #include "tree.h"
 
 #define PG 4096

@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "io.h"
 #include "node.h"
+#include "tctx.h"
 #include "util.h"
 
 #define PG 4096

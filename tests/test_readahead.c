@@ -34,6 +34,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "io.h"
+#include "tctx.h"
 #include "util.h"
 #include "util_inside.h"
 

@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "io.h"
+#include "tctx.h"
 #include "util.h"
 #include "util_inside.h"
 

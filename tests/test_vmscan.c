@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tctx.h"
 #include "node.h"
 #include "io.h"
 #include "util.h"

@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "node.h"
+#include "tctx.h"
 #include "util.h"
 
 #define PG 4096
