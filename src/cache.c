@@ -31,6 +31,7 @@
 
 #include "internal.h"
 #include "tctx.h"
+#include "vmscan.h"
 #include "backing.h"
 #include "node.h"
 #include "bdi.h"

@@ -63,6 +63,7 @@
 
 #include "internal.h"
 #include "tctx.h"
+#include "vmscan.h"
 #include "bdi.h"
 #include "node.h"
 #include "io.h"

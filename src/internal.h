@@ -25,6 +25,8 @@
  *   tree.h       the radix tree (tree.c, a leaf)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
  * and these only the files that use them include:
+ *   vmscan.h     the LRU and reclaim from outside a node: batches,
+ *                activation, kswapd started, the workingset's shadows
  *   tctx.h       struct pc_tctx: a thread's context in a cache, the
  *                references and pins it records (the held/pins ledger)
  *   node.h       struct pc_node: a node's frames, LRU lists, reclaim
@@ -423,29 +425,6 @@ static inline void pc__page_sanity(struct pc_cache *c, struct pc_page *p,
 	(void)locked;
 }
 #endif
-
-/* lru.c (the _locked list operations: node.h) */
-void pc__lru_add(struct pc_cache *c, struct pc_page *p);	/* takes a ref */
-void pc__mark_accessed(struct pc_cache *c, struct pc_page *p);
-void pc__lru_drain(struct pc_cache *c, struct pc_tctx *t);
-/* Put a page under writeback with PG_reclaim at its inactive list's tail. */
-void pc__lru_rotate_reclaimable(struct pc_cache *c, struct pc_page *p);
-void pc__deactivate_page(struct pc_cache *c, struct pc_page *p);
-
-/* kswapd.c (reclaim of one node: vmscan.c, node.h) */
-int pc__kswapd_start(struct pc_cache *c);
-void pc__kswapd_stop(struct pc_cache *c);
-
-/* workingset.c */
-void *pc__workingset_eviction(struct pc_cache *c, struct pc_page *p);
-void pc__workingset_refault(struct pc_cache *c, struct pc_page *p, void *shadow);
-void pc__workingset_activation(struct pc_cache *c, struct pc_page *p);
-/*
- * Delete stale shadow entries of every mapping until the count is at most
- * 3/4 of c->max_shadows; returns how many.  kswapd calls it when an
- * eviction asked (c->shadow_trim); no lock held.
- */
-uint64_t pc__workingset_trim(struct pc_cache *c);
 
 /* filemap.c */
 struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index);

@@ -48,6 +48,7 @@
 #include "pagewait.h"
 #include "tctx.h"
 #include "tracepoint.h"
+#include "vmscan.h"
 
 static struct pc_lru *page_list(struct pc_node *n, struct pc_page *p)
 {

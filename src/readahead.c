@@ -98,6 +98,7 @@
 #include "readahead.h"
 #include "tctx.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define RA_RUN_PAGES (4 * PC_MAX_IO_PAGES)	/* pages per pc__read_pages */
 /*

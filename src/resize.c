@@ -58,6 +58,7 @@
 #include "trace_fmt.h"
 #include "tracepoint.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define PIN_WAIT_NS (250ull * 1000 * 1000)	/* no progress: -EBUSY */
 #define RETRY_WAIT_NS (1000ull * 1000)		/* between passes */

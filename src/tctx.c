@@ -63,6 +63,7 @@
 #include "node.h"
 #include "share.h"
 #include "tctx.h"
+#include "vmscan.h"
 
 #define TCTX_SLOTS 8
 

@@ -111,6 +111,7 @@
 
 #include "internal.h"
 #include "tctx.h"
+#include "vmscan.h"
 #include "node.h"
 #include "bdi.h"
 #include "pagewait.h"

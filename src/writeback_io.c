@@ -52,6 +52,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "vmscan.h"
 #include "backing.h"
 #include "node.h"
 #include "bdi.h"

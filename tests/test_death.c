@@ -113,6 +113,7 @@
 #include "share.h"
 #include "tctx.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define PG 4096
 #ifdef PC_TSAN

@@ -23,6 +23,7 @@
 #include "node.h"
 #include "tctx.h"
 #include "util.h"
+#include "vmscan.h"
 
 #define PG 4096
 

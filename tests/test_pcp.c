@@ -30,6 +30,7 @@
 #include "node.h"
 #include "tctx.h"
 #include "util.h"
+#include "vmscan.h"
 
 #define PG 4096
 #define CHUNK (16 * 1024)

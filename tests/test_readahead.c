@@ -37,6 +37,7 @@
 #include "tctx.h"
 #include "util.h"
 #include "util_inside.h"
+#include "vmscan.h"
 
 #define PG 4096
 #define KB 1024

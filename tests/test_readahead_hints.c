@@ -25,6 +25,7 @@
 #include "tctx.h"
 #include "util.h"
 #include "util_inside.h"
+#include "vmscan.h"
 
 #define PG 4096
 #define KB 1024

@@ -34,6 +34,7 @@
 
 #include "internal.h"
 #include "tctx.h"
+#include "vmscan.h"
 #include "node.h"
 #include "io.h"
 #include "util.h"
