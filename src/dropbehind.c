@@ -85,6 +85,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "node.h"

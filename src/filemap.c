@@ -62,6 +62,7 @@
 #include <sys/uio.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "bdi.h"
@@ -98,7 +99,7 @@ struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 	return p;
 }
 
-pc__test_insert_fn *_Atomic pc__test_insert_hook;	/* tests: internal.h */
+pc__test_insert_fn *_Atomic pc__test_insert_hook;	/* tests: filemap.h */
 
 int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 			  uint64_t index)

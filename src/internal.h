@@ -25,6 +25,7 @@
  *   tree.h       the radix tree (tree.c, a leaf)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
  * and these only the files that use them include:
+ *   filemap.h    a mapping's pages found, inserted, deleted, read
  *   vmscan.h     the LRU and reclaim from outside a node: batches,
  *                activation, kswapd started, the workingset's shadows
  *   tctx.h       struct pc_tctx: a thread's context in a cache, the
@@ -312,10 +313,9 @@ static inline int32_t pc__io_owner(const struct pc_cache *c, bool first)
 {
 	return c->shared ? (int32_t)pc__pid | (first ? PC_IO_FIRST : 0) : 0;
 }
-/* A dead process's I/O on @p: its write redirtied and ended, its read
- * unlocked for another reader to do (writeback.c, readpage.c). */
+/* A dead process's write in flight on @p redirtied and ended
+ * (writeback.c; procs.c reaps it). */
 void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p);
-void pc__read_abandon(struct pc_cache *c, struct pc_page *p);
 /* A dead process's page lock on @p, and its write completion's @mark left
  * on @p (PC_IO_ENDED, PC_IO_MOVING), put right (writeback.c; procs.c). */
 void pc__lock_abandon(struct pc_cache *c, struct pc_page *p);
@@ -426,28 +426,6 @@ static inline void pc__page_sanity(struct pc_cache *c, struct pc_page *p,
 }
 #endif
 
-/* filemap.c */
-struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index);
-/*
- * Insert @p (new, locked by pc__page_lock_new, one reference) at @index:
- * 0, -EEXIST (a page is there: another thread won the race) or -ENOMEM
- * (no tree node).  On failure the page is out of the tree but was seen:
- * its mapping was set before the insertion, so a thread that found the
- * frame by its number (resize.c's evict) may have queued on its lock.
- * The caller lets the lock go with pc__unlock_page, never a plain clear
- * of PG_locked: that waiter must be woken (issue 36).
- */
-int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
-			  uint64_t index);
-/*
- * Tests (debug builds): called by pc__add_to_page_cache with @p locked and
- * its mapping set, before the tree insertion - the window above.  NULL:
- * none.  Atomic: set by a test, read without a lock.  Release builds
- * never call it.
- */
-typedef void pc__test_insert_fn(struct pc_mapping *m, struct pc_page *p,
-				uint64_t index);
-extern pc__test_insert_fn *_Atomic pc__test_insert_hook;
 /*
  * Tests (debug builds): called by pc__wb_finish (writeback_io.c) for each
  * write that ended, with its first page, where PC_PARK_WB_ENDING parks:
@@ -470,27 +448,6 @@ static inline void pc__test_wb_ending(struct pc_page *p)
 	(void)p;
 }
 #endif
-#ifdef PC_DEBUG
-static inline void pc__test_before_insert(struct pc_mapping *m,
-					  struct pc_page *p, uint64_t index)
-{
-	pc__test_insert_fn *fn = atomic_load_explicit(&pc__test_insert_hook,
-						      memory_order_acquire);
-
-	if (fn)
-		fn(m, p, index);
-}
-#else
-static inline void pc__test_before_insert(struct pc_mapping *m,
-					  struct pc_page *p, uint64_t index)
-{
-	(void)m;
-	(void)p;
-	(void)index;
-}
-#endif
-void pc__delete_from_page_cache_locked(struct pc_mapping *m,
-				       struct pc_page *p, void *shadow);
 /* truncate.c */
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 /* Drop every clean page, waiting for those under writeback (dirty pages,
@@ -499,18 +456,6 @@ void pc__invalidate_pages(struct pc_mapping *m);
 /* Truncate to @len: ftruncate(2), then the cache; 0 or -errno (the cache
  * as it was).  i_rwsem held exclusively. */
 int pc__truncate_locked(struct pc_mapping *m, off_t len);
-
-/* readpage.c */
-/*
- * Read @nr locked, not uptodate pages of consecutive indices, one
- * reference each, both given back at completion.  Returns the pages
- * zero-filled without I/O (holes, past the disk's EOF).  @now: pages[0]
- * is needed at once (its request is the caller's own).
- */
-unsigned pc__read_pages(struct pc_mapping *m, struct pc_page **pages,
-			unsigned nr, bool now);
-/* Read a locked page and wait; it stays locked.  0 or -EIO. */
-int pc__read_page_sync(struct pc_mapping *m, struct pc_page *p);
 
 /* writeback.c */
 /* Write dirty pages of [start, end]; @sync waits for locks, tags TOWRITE. */

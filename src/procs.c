@@ -51,6 +51,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "filemap.h"
 #include "node.h"
 #include "share.h"
 #include "tctx.h"

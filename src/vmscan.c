@@ -110,6 +110,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "node.h"

@@ -108,6 +108,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "filemap.h"
 #include "io.h"
 #include "node.h"
 #include "share.h"

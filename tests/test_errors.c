@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "io.h"
 #include "util.h"
 

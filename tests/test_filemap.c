@@ -23,6 +23,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "filemap.h"
 #include "io.h"
 #include "util.h"
 #include "util_inside.h"

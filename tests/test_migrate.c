@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "node.h"
 #include "util.h"
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "io.h"
 #include "node.h"
 #include "tctx.h"

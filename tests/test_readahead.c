@@ -33,6 +33,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "filemap.h"
 #include "io.h"
 #include "tctx.h"
 #include "util.h"

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "node.h"

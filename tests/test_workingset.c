@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "node.h"
 #include "tctx.h"
 #include "util.h"

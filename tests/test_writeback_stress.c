@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "util.h"
 
 #define PAGE 4096
