@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "dirty.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "backing.h"

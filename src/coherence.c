@@ -44,6 +44,7 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "dirty.h"
 
 /* ------------------------------------------------------------------ */
 /* What the cache last wrote or saw.                                   */

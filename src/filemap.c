@@ -62,6 +62,7 @@
 #include <sys/uio.h>
 
 #include "internal.h"
+#include "dirty.h"
 #include "filemap.h"
 #include "tctx.h"
 #include "vmscan.h"

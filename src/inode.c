@@ -51,6 +51,7 @@
 #include "internal.h"
 #include "backing.h"
 #include "bdi.h"
+#include "dirty.h"
 #include "pagewait.h"
 #include "readahead.h"
 #include "share.h"

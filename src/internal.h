@@ -25,6 +25,8 @@
  *   tree.h       the radix tree (tree.c, a leaf)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
  * and these only the files that use them include:
+ *   dirty.h      dirtying and its throttle, writeback of a range, fsync,
+ *                writeback errors
  *   filemap.h    a mapping's pages found, inserted, deleted, read
  *   vmscan.h     the LRU and reclaim from outside a node: batches,
  *                activation, kswapd started, the workingset's shadows
@@ -313,14 +315,6 @@ static inline int32_t pc__io_owner(const struct pc_cache *c, bool first)
 {
 	return c->shared ? (int32_t)pc__pid | (first ? PC_IO_FIRST : 0) : 0;
 }
-/* A dead process's write in flight on @p redirtied and ended
- * (writeback.c; procs.c reaps it). */
-void pc__writeback_abandon(struct pc_cache *c, struct pc_page *p);
-/* A dead process's page lock on @p, and its write completion's @mark left
- * on @p (PC_IO_ENDED, PC_IO_MOVING), put right (writeback.c; procs.c). */
-void pc__lock_abandon(struct pc_cache *c, struct pc_page *p);
-void pc__write_end_abandon(struct pc_cache *c, struct pc_page *p,
-			   int32_t mark);
 /* This process's part of @c (its entry in the table: local.c). */
 static inline struct pc_local *pc__local(struct pc_cache *c)
 {
@@ -426,28 +420,6 @@ static inline void pc__page_sanity(struct pc_cache *c, struct pc_page *p,
 }
 #endif
 
-/*
- * Tests (debug builds): called by pc__wb_finish (writeback_io.c) for each
- * write that ended, with its first page, where PC_PARK_WB_ENDING parks:
- * the tag and the counters moved, PG_writeback still on.  NULL: none.
- */
-typedef void pc__test_wb_ending_fn(struct pc_page *p);
-extern pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;
-#ifdef PC_DEBUG
-static inline void pc__test_wb_ending(struct pc_page *p)
-{
-	pc__test_wb_ending_fn *fn = atomic_load_explicit(&pc__test_wb_ending_hook,
-							 memory_order_acquire);
-
-	if (fn)
-		fn(p);
-}
-#else
-static inline void pc__test_wb_ending(struct pc_page *p)
-{
-	(void)p;
-}
-#endif
 /* truncate.c */
 void pc__truncate_pages(struct pc_mapping *m, uint64_t from_index);
 /* Drop every clean page, waiting for those under writeback (dirty pages,
@@ -456,34 +428,6 @@ void pc__invalidate_pages(struct pc_mapping *m);
 /* Truncate to @len: ftruncate(2), then the cache; 0 or -errno (the cache
  * as it was).  i_rwsem held exclusively. */
 int pc__truncate_locked(struct pc_mapping *m, off_t len);
-
-/* writeback.c */
-/* Write dirty pages of [start, end]; @sync waits for locks, tags TOWRITE. */
-int pc__writeback_range(struct pc_mapping *m, uint64_t start, uint64_t end,
-			bool sync, long *budget);
-/*
- * Write all of @m back and wait; pages whose write failed are tried again,
- * at most a bounded number of times (a device that keeps failing must not
- * hold up destroy forever).  Returns the pages left dirty.
- */
-uint64_t pc__writeback_mapping_retry(struct pc_mapping *m);
-/* writeback_io.c: writeback's requests and their completion */
-void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p);
-/* sync.c: waiting for writeback, fsync */
-int pc__wait_writeback_range(struct pc_mapping *m, uint64_t start,
-			     uint64_t end);
-int pc__fsync_range(struct pc_file *f, uint64_t start, uint64_t end,
-		    bool datasync);
-/* throttle.c: dirty accounting, the dirty limits, the writers' throttle */
-void pc__set_page_dirty(struct pc_mapping *m, struct pc_page *p);
-void pc__account_page_dirtied(struct pc_mapping *m, struct pc_page *p);
-void pc__account_page_cleaned(struct pc_mapping *m, struct pc_page *p);
-void pc__balance_dirty_pages(struct pc_mapping *m, unsigned nr_dirtied);
-void pc__update_dirty_limits(struct pc_cache *c);
-/* errseq.c: writeback errors, reported once to each open file */
-uint32_t pc__errseq_sample(struct pc_mapping *m);
-int pc__errseq_check_advance(struct pc_mapping *m, _Atomic uint32_t *cursor);
-void pc__errseq_set(struct pc_mapping *m, int err);
 
 /* fpos.c: m->pos_lock, made with the mapping and destroyed with it. */
 void pc__fpos_init(struct pc_cache *c, struct pc_mapping *m);

@@ -50,6 +50,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "dirty.h"
 #include "ebr.h"
 #include "filemap.h"
 #include "node.h"

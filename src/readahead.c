@@ -94,6 +94,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "dirty.h"
 #include "filemap.h"
 #include "node.h"
 #include "readahead.h"

@@ -52,6 +52,7 @@
 
 #include "bdi.h"
 #include "internal.h"
+#include "dirty.h"
 #include "filemap.h"
 #include "node.h"
 #include "pagewait.h"

@@ -53,6 +53,7 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "dirty.h"
 #include "pagewait.h"
 #include "tree.h"
 #include "writeback.h"

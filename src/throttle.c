@@ -70,6 +70,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "dirty.h"
 #include "node.h"
 #include "tctx.h"
 #include "tracepoint.h"

@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "backing.h"
 #include "bdi.h"
+#include "dirty.h"
 #include "filemap.h"
 #include "pagewait.h"
 #include "tracepoint.h"

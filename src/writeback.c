@@ -76,6 +76,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "dirty.h"
 #include "tctx.h"
 #include "backing.h"
 #include "node.h"

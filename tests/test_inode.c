@@ -56,6 +56,7 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "dirty.h"
 #include "io.h"
 #include "util.h"
 

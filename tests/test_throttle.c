@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "dirty.h"
 #include "node.h"
 #include "bdi.h"
 #include "io.h"

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "dirty.h"
 #include "filemap.h"
 #include "tctx.h"
 #include "node.h"
