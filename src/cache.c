@@ -31,6 +31,7 @@
 
 #include "internal.h"
 #include "dirty.h"
+#include "inode.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "backing.h"

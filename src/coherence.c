@@ -45,6 +45,7 @@
 #include "internal.h"
 #include "backing.h"
 #include "dirty.h"
+#include "inode.h"
 
 /* ------------------------------------------------------------------ */
 /* What the cache last wrote or saw.                                   */

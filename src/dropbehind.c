@@ -86,6 +86,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "node.h"

@@ -64,6 +64,7 @@
 #include "internal.h"
 #include "dirty.h"
 #include "filemap.h"
+#include "inode.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "bdi.h"

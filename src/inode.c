@@ -52,6 +52,7 @@
 #include "backing.h"
 #include "bdi.h"
 #include "dirty.h"
+#include "inode.h"
 #include "pagewait.h"
 #include "readahead.h"
 #include "share.h"

@@ -53,6 +53,7 @@
 #include "dirty.h"
 #include "ebr.h"
 #include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "share.h"
 #include "tctx.h"

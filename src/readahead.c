@@ -96,6 +96,7 @@
 #include "internal.h"
 #include "dirty.h"
 #include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "readahead.h"
 #include "tctx.h"

@@ -56,6 +56,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "inode.h"
 #include "node.h"
 #include "share.h"
 #include "shm.h"

@@ -35,6 +35,7 @@
 #include "bdi.h"
 #include "dirty.h"
 #include "filemap.h"
+#include "inode.h"
 #include "pagewait.h"
 #include "tracepoint.h"
 #include "tree.h"

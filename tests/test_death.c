@@ -109,6 +109,7 @@
 #include "bdi.h"
 #include "ebr.h"
 #include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "node.h"
 #include "share.h"

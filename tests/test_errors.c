@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "util.h"
 

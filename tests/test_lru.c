@@ -21,6 +21,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "tctx.h"
 #include "util.h"

@@ -35,6 +35,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "util.h"
 

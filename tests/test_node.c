@@ -32,6 +32,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "node.h"
 #include "tctx.h"

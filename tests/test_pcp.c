@@ -28,6 +28,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "tctx.h"
 #include "util.h"

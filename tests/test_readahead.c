@@ -34,6 +34,7 @@
 #include "internal.h"
 #include "bdi.h"
 #include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "tctx.h"
 #include "util.h"

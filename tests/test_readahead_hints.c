@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inode.h"
 #include "io.h"
 #include "tctx.h"
 #include "util.h"

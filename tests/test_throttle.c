@@ -24,6 +24,7 @@
 
 #include "internal.h"
 #include "dirty.h"
+#include "inode.h"
 #include "node.h"
 #include "bdi.h"
 #include "io.h"

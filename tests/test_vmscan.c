@@ -34,6 +34,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "node.h"

@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "dirty.h"
 #include "filemap.h"
+#include "inode.h"
 #include "tctx.h"
 #include "node.h"
 #include "bdi.h"

@@ -19,6 +19,7 @@
 
 #include "internal.h"
 #include "filemap.h"
+#include "inode.h"
 #include "util.h"
 
 #define PAGE 4096
