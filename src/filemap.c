@@ -65,6 +65,7 @@
 #include "dirty.h"
 #include "filemap.h"
 #include "inode.h"
+#include "migrate.h"
 #include "tctx.h"
 #include "vmscan.h"
 #include "bdi.h"

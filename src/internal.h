@@ -318,11 +318,7 @@ bool pc__io_lost(struct pc_cache *c);
 int pc__io_make(struct pc_cache *c, struct pc_local *l);
 void pc__io_destroy(struct pc_cache *c);
 
-/* node.c: pages (node.h has the nodes). */
-struct pc_arena;
-/* The tree-node arena of the calling thread's node. */
-struct pc_arena *pc__node_arena(struct pc_cache *c);
-/* page_alloc.c: allocating and freeing pages */
+/* page_alloc.c: allocating and freeing pages (node.h has the nodes) */
 /*
  * A free frame, refcount 1, flags clear, from @nid (or the policy's choice
  * when -1), reclaiming as needed.  NULL after the bounded wait when nothing
@@ -333,20 +329,6 @@ struct pc_arena *pc__node_arena(struct pc_cache *c);
 struct pc_page *pc__alloc_page(struct pc_cache *c, struct pc_mapping *m,
 			       unsigned gfp);
 void pc__free_page(struct pc_cache *c, struct pc_page *p);
-/*
- * pcp.c: a frame of node @nid from @t's own list, refilled from the
- * node's free list while the node is above low (memory.thread_frames at
- * a time): consecutive allocations of one thread get frames side by side
- * however many threads allocate.  NULL: none (the caller takes one from
- * the free list as before).
- */
-struct pc_page *pc__pcp_alloc(struct pc_cache *c, struct pc_tctx *t, int nid);
-/* @t's frames back on their free list: frames given back. */
-unsigned pc__pcp_drain(struct pc_cache *c, struct pc_tctx *t);
-/* Tests: writeback's fallocate(2) fails as on a file system without it
- * (backing.c, pc__backing_extend).  Atomic: set by a test, read without
- * a lock. */
-extern _Atomic bool pc__test_no_fallocate;
 /* The same for @nr frames: one free-lock hold per run of one node. */
 void pc__free_pages(struct pc_cache *c, struct pc_page **pages, unsigned nr);
 /* pc__free_pages of a batch sorted so that it is handed out lowest frame
@@ -378,11 +360,5 @@ static inline void pc__page_sanity(struct pc_cache *c, struct pc_page *p,
 /* inode.c: a mapping's references (the table's, files', transient) */
 bool pc__mapping_tryget(struct pc_mapping *m);
 void pc__mapping_put(struct pc_mapping *m);
-
-/* migrate.c: NUMA balancing (numa.balancing) */
-int pc__numa_balancing_start(struct pc_cache *c);
-void pc__numa_balancing_stop(struct pc_cache *c);
-/* A reader touched a page the scanner marked (PG_hint): count, decide. */
-void pc__numa_hint_fault(struct pc_cache *c, struct pc_page *p);
 
 #endif /* PC_INTERNAL_H */

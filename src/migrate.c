@@ -85,6 +85,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "migrate.h"
 #include "node.h"
 #include "pagewait.h"
 #include "tctx.h"
