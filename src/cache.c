@@ -32,6 +32,7 @@
 #include "internal.h"
 #include "dirty.h"
 #include "inode.h"
+#include "mem.h"
 #include "migrate.h"
 #include "tctx.h"
 #include "vmscan.h"

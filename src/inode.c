@@ -53,6 +53,7 @@
 #include "bdi.h"
 #include "dirty.h"
 #include "inode.h"
+#include "mem.h"
 #include "node.h"
 #include "pagewait.h"
 #include "readahead.h"

@@ -52,7 +52,6 @@
 #include "config.h"
 #include "list.h"
 #include "lock.h"
-#include "mem.h"
 #include "page.h"
 #include "pagewait.h"
 #include "tree.h"
@@ -294,20 +293,6 @@ static inline struct pc_backing *pc__bk(const struct pc_mapping *m)
 {
 	return m->cache->shared ? pc__bk_shared(m) : (struct pc_backing *)&m->bk;
 }
-/*
- * Memory for the cache's objects: zeroed, 64-byte aligned; in the region
- * for a shared cache (at most 1 MiB an object), from malloc else.  NULL
- * when there is none.  pc__cache_free takes the size given.
- */
-void *pc__cache_zalloc(struct pc_cache *c, size_t size);
-void pc__cache_free(struct pc_cache *c, void *p, size_t size);
-/* The cache's locks and condition variables: process-shared and robust in
- * a shared cache (lock.h), as pc__lock_init else. */
-void pc__cache_lock_init(struct pc_cache *c, struct pc_lock *l, int rank,
-			 int stat);
-void pc__cache_rwlock_init(struct pc_cache *c, struct pc_rwlock *l, int rank);
-void pc__cache_cond_init(struct pc_cache *c, pthread_cond_t *cv,
-			 bool monotonic);
 /* This process's I/O backend for @c, made at its first use here. */
 struct pc_io_req;
 int pc__io_submit(struct pc_cache *c, struct pc_io_req **reqs, unsigned n);

@@ -65,6 +65,7 @@
 
 #include "internal.h"
 #include "arena.h"
+#include "mem.h"
 #include "node.h"
 #include "share.h"
 #include "shm.h"

@@ -56,6 +56,7 @@
 #include "arena.h"
 #include "bdi.h"
 #include "internal.h"
+#include "mem.h"
 #include "node.h"
 #include "numa_topology.h"
 #include "tctx.h"

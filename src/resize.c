@@ -54,6 +54,7 @@
 #include "internal.h"
 #include "dirty.h"
 #include "filemap.h"
+#include "mem.h"
 #include "node.h"
 #include "pagewait.h"
 #include "tctx.h"

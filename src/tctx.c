@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mem.h"
 #include "node.h"
 #include "share.h"
 #include "tctx.h"

@@ -30,6 +30,7 @@
 
 #include "internal.h"
 #include "io.h"
+#include "mem.h"
 #include "node.h"
 #include "pagewait.h"
 #include "share.h"
