@@ -22,26 +22,37 @@
  *   config.h     struct pc_config and the policies' modes
  *   list.h       the doubly linked list
  *   page.h       struct pc_page, its flags and reference count
- *   tree.h       the radix tree (tree.c, a leaf)
+ *   tree.h       the radix tree (tree.c, a leaf; its readers' ebr.h)
  *   pagewait.h   page lock and bit waits (pagewait.c, a leaf)
- * and these only the files that use them include:
- *   inode.h      struct pc_file, the mappings' table and life, truncation
- *   dirty.h      dirtying and its throttle, writeback of a range, fsync,
- *                writeback errors
- *   filemap.h    a mapping's pages found, inserted, deleted, read
- *   vmscan.h     the LRU and reclaim from outside a node: batches,
- *                activation, kswapd started, the workingset's shadows
+ * and these each file that uses them includes itself:
+ *   mem.h        the memory and lock provider, the cache's constructors
  *   tctx.h       struct pc_tctx: a thread's context in a cache, the
  *                references and pins it records (the held/pins ledger)
- *   node.h       struct pc_node: a node's frames, LRU lists, reclaim
- *   bdi.h        struct pc_bdi: per-device dirty lists, flusher, throttle
+ *   node.h       struct pc_node: a node's frames, free lists, LRU, reclaim
+ *   vmscan.h     the LRU and reclaim from outside a node: batches,
+ *                activation, kswapd started, the workingset's shadows
+ *   inode.h      struct pc_file, the mappings' table and life, truncation
+ *   filemap.h    a mapping's pages found, inserted, deleted, read
  *   readahead.h  readahead windows, streams, use-once pages (dropbehind.c)
+ *   dirty.h      dirtying and its throttle, writeback of a range, fsync,
+ *                writeback errors
+ *   writeback.h  one writeback pass's requests (writeback*.c, sync.c)
+ *   bdi.h        struct pc_bdi: per-device dirty lists, flusher, throttle
  *   backing.h    the mappings' descriptors, coherence with the kernel
+ *   migrate.h    NUMA balancing
+ *   share.h      a cache many processes use: its modules' interfaces
  *   tracepoint.h the trace events the core emits (trace.c)
  *   trace_fmt.h  the trace file's format (shared with tools/trace)
  *   io.h         the I/O backends and fault rules (io*.c, leaves)
+ *   uring.h      the io_uring backend's ring (io_uring.c, io_uring_cq.c)
+ *   shm.h        regions shared between processes (shm.c, a leaf)
+ *   ebr.h        epoch reclamation across processes (ebr.c, a leaf)
  *   arena.h      huge-page arenas of tree nodes (arena.c, a leaf)
  *   numa_topology.h  the machine's NUMA nodes (numa.c)
+ * What stays here is what nearly every core file uses - struct pc_cache
+ * and struct pc_mapping, a frame's page and data, pages allocated and
+ * put - and, until it has a header of its own, this process's part of a
+ * cache (struct pc_local: its descriptors, its I/O; local.c, io_local.c).
  * The leaves (lock.c too) include leaves' headers only: they cannot call
  * into the core, and tests/test_leaves.sh keeps it so.
  */
@@ -267,6 +278,7 @@ static inline void *page_data(struct pc_cache *c, const struct pc_page *p)
 	(void)c;
 	return p->data;
 }
+
 /* local.c: shared caches (docs/design.md, "One cache for many processes") */
 struct pc_local *pc__local_shared(struct pc_cache *c);
 struct pc_backing *pc__bk_shared(const struct pc_mapping *m);
