@@ -86,6 +86,7 @@
 #include "internal.h"
 #include "backing.h"
 #include "bdi.h"
+#include "inode.h"
 #include "tree.h"
 
 #define NR_BACKING_FDS 3	/* fd, tail_fd, ro_fd */

@@ -50,6 +50,10 @@ bool pc__mapping_matches(const struct pc_mapping *m, const struct stat *st);
  */
 void pc__backing_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
 			int tag, uint64_t limit);
+/* Tests: writeback's fallocate(2) fails as on a file system without it
+ * (backing.c, pc__backing_extend).  Atomic: set by a test, read without
+ * a lock. */
+extern _Atomic bool pc__test_no_fallocate;
 
 /* coherence.c: close-to-open coherence, hand-offs to the kernel */
 /* m->seen from @st, or from the backing fd now; disk_size_lock held.

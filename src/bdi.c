@@ -71,6 +71,8 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "dirty.h"
+#include "mem.h"
 #include "share.h"
 
 /* ThreadSanitizer builds: every device stable (stable_writes_of). */

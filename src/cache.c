@@ -30,6 +30,12 @@
 #include <string.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "inode.h"
+#include "mem.h"
+#include "migrate.h"
+#include "tctx.h"
+#include "vmscan.h"
 #include "backing.h"
 #include "node.h"
 #include "bdi.h"

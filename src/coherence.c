@@ -44,6 +44,8 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "dirty.h"
+#include "inode.h"
 
 /* ------------------------------------------------------------------ */
 /* What the cache last wrote or saw.                                   */

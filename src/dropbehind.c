@@ -85,6 +85,10 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
+#include "tctx.h"
+#include "vmscan.h"
 #include "node.h"
 #include "bdi.h"
 #include "pagewait.h"

@@ -17,6 +17,7 @@
  * No lock: every word is changed by compare-and-swap only.
  */
 #include "internal.h"
+#include "dirty.h"
 
 #define ERRSEQ_MAX_ERRNO 4095u
 #define ERRSEQ_SEEN (1u << 12)

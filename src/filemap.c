@@ -33,7 +33,7 @@
  *   refcount of a cached page: 1 for the mapping, +1 per reader, pinner,
  *   LRU batch or in-flight read.  Creation's reference goes to the I/O.
  *   In a shared cache the page a read or write holds is recorded in the
- *   thread's context while it holds it (tctx.c: held[PC_HELD_ONE], two
+ *   thread's context while it holds it (tctx.c: held[PC_HELD_ONE_AT], two
  *   stores to a line the thread owns), from its get on (get_read_page:
  *   a sleep for another process's read of it too), so a killed process's
  *   reference is given back by its reaper; a pc_get_page pin is recorded
@@ -62,6 +62,12 @@
 #include <sys/uio.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "filemap.h"
+#include "inode.h"
+#include "migrate.h"
+#include "tctx.h"
+#include "vmscan.h"
 #include "bdi.h"
 #include "node.h"
 #include "io.h"
@@ -96,7 +102,7 @@ struct pc_page *pc__find_get_page(struct pc_mapping *m, uint64_t index)
 	return p;
 }
 
-pc__test_insert_fn *_Atomic pc__test_insert_hook;	/* tests: internal.h */
+pc__test_insert_fn *_Atomic pc__test_insert_hook;	/* tests: filemap.h */
 
 int pc__add_to_page_cache(struct pc_mapping *m, struct pc_page *p,
 			  uint64_t index)
@@ -168,7 +174,7 @@ static int new_locked_page(struct pc_mapping *m, uint64_t index, bool write,
 /*
  * Shared caches: the reference get_read_page holds, recorded from the
  * get on (a sleep for a page another process reads is a place to die
- * in): in the thread's held[PC_HELD_ONE] for a read (@pin false), as a
+ * in): in the thread's held[PC_HELD_ONE_AT] for a read (@pin false), as a
  * pin of the process for pc_get_page (its put may come from any thread).
  * Not recorded while it is the sync read's (io_pid: the read's reaper
  * gives it back), so never twice.  A private cache records nothing.
@@ -184,7 +190,7 @@ static void rec_set(struct pc_cache *c, const struct read_rec *rec,
 	if (rec->pin)	/* a context or not (its spare), as pc_put_page */
 		pc__pin_note(c, rec->t, p, 1);
 	else
-		pc__held_set(rec->t, PC_HELD_ONE, c, p, 0);
+		pc__held_set(rec->t, PC_HELD_ONE_AT, c, p, 0);
 }
 
 static void rec_clear(struct pc_cache *c, const struct read_rec *rec,
@@ -193,7 +199,7 @@ static void rec_clear(struct pc_cache *c, const struct read_rec *rec,
 	if (rec->pin)
 		pc__pin_note(c, rec->t, p, -1);
 	else
-		pc__held_clear(rec->t, PC_HELD_ONE);
+		pc__held_clear(rec->t, PC_HELD_ONE_AT);
 }
 
 /* The reference and lock of new or locked @p go to its sync read. */
@@ -305,7 +311,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 	struct pc_mapping *m;
 	struct pc_cache *c;
 	struct pc_tctx *t;
-	struct read_rec rec = { NULL, false };	/* held[PC_HELD_ONE] */
+	struct read_rec rec = { NULL, false };	/* held[PC_HELD_ONE_AT] */
 	size_t done = 0;
 	int64_t size;
 	uint64_t prev;
@@ -344,7 +350,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 		PC_PARK(PC_PARK_REF);
 		size = atomic_load(&m->size);	/* truncated meanwhile? */
 		if ((int64_t)pos >= size) {
-			pc__held_clear(t, PC_HELD_ONE);
+			pc__held_clear(t, PC_HELD_ONE_AT);
 			pc__put_page(c, p);
 			break;
 		}
@@ -360,7 +366,7 @@ PC_EXPORT ssize_t pc_pread(pc_file *f, void *buf, size_t len, off_t off)
 		if (in + n == PC_PAGE_SIZE || pos + n >= (uint64_t)size)
 			how |= PC_READ_CONSUMED;
 		ra_hits += pc__mark_read(f, p, how);
-		pc__held_clear(t, PC_HELD_ONE);
+		pc__held_clear(t, PC_HELD_ONE_AT);
 		pc__put_page(c, p);
 		prev = index;
 		done += n;
@@ -526,7 +532,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		r = grab_write_page(m, index, &p, &created);
 		if (r)
 			break;
-		pc__held_set(t, PC_HELD_ONE, c, p, 0);
+		pc__held_set(t, PC_HELD_ONE_AT, c, p, 0);
 		/* Stable pages: what is being written stays as it is. */
 		if (atomic_load_explicit(&m->bdi->stable_writes,
 					 memory_order_relaxed))
@@ -546,7 +552,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 				r = read_locked(m, &rec, p);
 				if (r) {
 					pc__unlock_page(&c->wait, p);
-					pc__held_clear(t, PC_HELD_ONE);
+					pc__held_clear(t, PC_HELD_ONE_AT);
 					pc__put_page(c, p);
 					break;
 				}
@@ -561,7 +567,7 @@ static ssize_t write_iter(struct pc_file *f, const struct iovec *iov,
 		pc__unlock_page(&c->wait, p);
 		if (!created && !(cont && done == 0))
 			pc__mark_accessed(c, p);
-		pc__held_clear(t, PC_HELD_ONE);
+		pc__held_clear(t, PC_HELD_ONE_AT);
 		pc__put_page(c, p);
 		done += n;
 	}

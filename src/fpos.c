@@ -26,6 +26,7 @@
  * cache itself never takes it.
  */
 #include "internal.h"
+#include "inode.h"
 
 void pc__fpos_init(struct pc_cache *c, struct pc_mapping *m)
 {

@@ -66,6 +66,7 @@
 #include "backing.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "inode.h"
 #include "share.h"
 
 enum { MSG_FD = 1, MSG_STOP, MSG_ENTER };

@@ -39,6 +39,7 @@
 
 #include "internal.h"
 #include "node.h"
+#include "vmscan.h"
 
 #define GIVE_WAY_NS (1000ull * 1000)	/* an allocation waits for kswapd */
 #define BLUNT_QUIET_NS (10ull * 1000 * 1000)	/* contention "now" */

@@ -75,6 +75,7 @@
 #include "internal.h"
 #include "arena.h"
 #include "ebr.h"
+#include "mem.h"
 #include "node.h"
 #include "share.h"
 #include "shm.h"

@@ -34,7 +34,7 @@
  *
  * Shared caches: a drain's copies of a batch are its references from
  * the moment the batch is emptied, so it records them in its own
- * context (internal.h: held[], PC_HELD_ISO until each page is on a list,
+ * context (tctx.h: held[], PC_HELD_ISO until each page is on a list,
  * plain after, cleared before each put): a drainer's death puts each
  * page on its list and gives its reference back (tctx.c).  A remote
  * drain records them in the drainer's context, not the batch owner's.
@@ -46,7 +46,9 @@
 #include "internal.h"
 #include "node.h"
 #include "pagewait.h"
+#include "tctx.h"
 #include "tracepoint.h"
+#include "vmscan.h"
 
 static struct pc_lru *page_list(struct pc_node *n, struct pc_page *p)
 {

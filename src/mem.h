@@ -7,11 +7,14 @@
  * (c->shared, read-only from create on): pc__mem(c) is its provider, and
  * node.c, resize.c and populate.c ask it, never which one it is.  The
  * table is indexed rather than pointed to from the cache, since a shared
- * cache's struct may hold no pointer at a function (share.c).
+ * cache's struct may hold no pointer at a function (share.c).  The cache's
+ * objects, locks and condition variables are made through it
+ * (pc__cache_zalloc ..., below).
  */
 #ifndef PC_MEM_H
 #define PC_MEM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -63,5 +66,21 @@ static inline const struct pc_mem_ops *pc__mem_for(bool shared)
 }
 
 #define pc__mem(c) pc__mem_for((c)->shared)
+
+/*
+ * Memory for the cache's objects, through its provider (local.c): zeroed,
+ * 64-byte aligned; in the region for a shared cache (at most 1 MiB an
+ * object), from malloc else.  NULL when there is none.  pc__cache_free
+ * takes the size given.
+ */
+void *pc__cache_zalloc(struct pc_cache *c, size_t size);
+void pc__cache_free(struct pc_cache *c, void *p, size_t size);
+/* The cache's locks and condition variables: process-shared and robust in
+ * a shared cache (lock.h), as pc__lock_init else. */
+void pc__cache_lock_init(struct pc_cache *c, struct pc_lock *l, int rank,
+			 int stat);
+void pc__cache_rwlock_init(struct pc_cache *c, struct pc_rwlock *l, int rank);
+void pc__cache_cond_init(struct pc_cache *c, pthread_cond_t *cv,
+			 bool monotonic);
 
 #endif /* PC_MEM_H */

@@ -85,8 +85,10 @@
 #include <time.h>
 
 #include "internal.h"
+#include "migrate.h"
 #include "node.h"
 #include "pagewait.h"
+#include "tctx.h"
 #include "tracepoint.h"
 #include "tree.h"
 

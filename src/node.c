@@ -56,8 +56,10 @@
 #include "arena.h"
 #include "bdi.h"
 #include "internal.h"
+#include "mem.h"
 #include "node.h"
 #include "numa_topology.h"
+#include "tctx.h"
 #include "tree.h"
 
 #define HUGE_BYTES (2ull << 20)

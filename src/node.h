@@ -1,11 +1,12 @@
 /*
  * node.h - memory nodes: struct pc_node (a slice of the budget: frames,
  * free list, watermarks, LRU lists, kswapd), and what works on one node:
- * its setup (node.c), its free lists (page_alloc.c), memory faulted in
- * ahead (populate.c), its LRU lists under the lru lock (lru.c), its
- * reclaim (vmscan.c) and its kswapd (kswapd.c).  Included by the files
- * that look inside a node; pages are allocated and freed through
- * internal.h.
+ * its setup (node.c), its free lists (page_alloc.c), a thread's own list
+ * of its free frames (pcp.c), memory faulted in ahead (populate.c), its
+ * LRU lists under the lru lock (lru.c), its reclaim (vmscan.c) and its
+ * kswapd (kswapd.c).  Included by the files that look inside a node;
+ * pages are allocated and freed through internal.h, and the LRU and
+ * reclaim are called from outside a node through vmscan.h.
  */
 #ifndef PC_NODE_H
 #define PC_NODE_H
@@ -111,6 +112,8 @@ int pc__nodes_init(struct pc_cache *c);
 void pc__nodes_fini(struct pc_cache *c);
 /* Set @n's watermarks from its nr_frames; free_lock held (resize). */
 void pc__node_watermarks_locked(struct pc_cache *c, struct pc_node *n);
+/* The tree-node arena of the calling thread's node. */
+struct pc_arena *pc__node_arena(struct pc_cache *c);
 /* page_alloc.c: the free lists */
 /*
  * Up to @want frames of @n off its free list at once, into @pfns in the
@@ -145,6 +148,17 @@ struct pc_page *pc__alloc_page_on(struct pc_cache *c, int nid);
 /* Something on @n may let a waiting allocator have a frame: wake those
  * waiting (none: one atomic load).  No lock at or after KSWAPD held. */
 void pc__alloc_wake(struct pc_node *n);
+
+/*
+ * pcp.c: a frame of node @nid from @t's own list, refilled from the
+ * node's free list while the node is above low (memory.thread_frames at
+ * a time): consecutive allocations of one thread get frames side by side
+ * however many threads allocate.  NULL: none (the caller takes one from
+ * the free list as before).
+ */
+struct pc_page *pc__pcp_alloc(struct pc_cache *c, struct pc_tctx *t, int nid);
+/* @t's frames back on their free list: frames given back. */
+unsigned pc__pcp_drain(struct pc_cache *c, struct pc_tctx *t);
 
 /*
  * populate.c: never-used memory faulted in ahead of the allocator, off the

@@ -100,6 +100,7 @@
 #include "bdi.h"
 #include "internal.h"
 #include "node.h"
+#include "tctx.h"
 #include "tree.h"
 
 #define ALLOC_WAIT_NS (2ull * 1000 * 1000)	/* a wait's re-check */

@@ -49,6 +49,7 @@
  */
 #include "internal.h"
 #include "node.h"
+#include "tctx.h"
 
 /* Frames a refill of @n takes: memory.thread_frames, at most 1/1024 of
  * the node's share. */

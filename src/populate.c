@@ -81,6 +81,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "mem.h"
 #include "node.h"
 
 #ifndef MADV_POPULATE_WRITE

@@ -52,9 +52,13 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "dirty.h"
 #include "ebr.h"
+#include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "share.h"
+#include "tctx.h"
 
 void pc__procs_leave(struct pc_cache *c)
 {

@@ -94,9 +94,14 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "readahead.h"
+#include "tctx.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define RA_RUN_PAGES (4 * PC_MAX_IO_PAGES)	/* pages per pc__read_pages */
 /*

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
 #include "node.h"
 #include "io.h"
 #include "pagewait.h"

@@ -52,11 +52,16 @@
 
 #include "bdi.h"
 #include "internal.h"
+#include "dirty.h"
+#include "filemap.h"
+#include "mem.h"
 #include "node.h"
 #include "pagewait.h"
+#include "tctx.h"
 #include "trace_fmt.h"
 #include "tracepoint.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define PIN_WAIT_NS (250ull * 1000 * 1000)	/* no progress: -EBUSY */
 #define RETRY_WAIT_NS (1000ull * 1000)		/* between passes */

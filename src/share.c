@@ -57,9 +57,11 @@
 #include "internal.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "inode.h"
 #include "node.h"
 #include "share.h"
 #include "shm.h"
+#include "tctx.h"
 
 /*
  * The region's layout, declared in one place (as PostgreSQL's ipci.c

@@ -2,8 +2,9 @@
  * share.h - a shared cache (shared=on) between its modules and what the
  * core asks of them: its creation in a region (share.c), its home process
  * (home.c), the processes attached (procs.c), each process's part of it
- * (local.c), the mappings' slots, the descriptors sent home.  internal.h
- * has the memory, lock and I/O helpers every file uses.
+ * (local.c), the mappings' slots, the descriptors sent home.  mem.h has
+ * the memory and lock helpers private caches use too, internal.h this
+ * process's part of a cache and its I/O helpers.
  */
 #ifndef PC_SHARE_H
 #define PC_SHARE_H

@@ -53,6 +53,8 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "dirty.h"
+#include "inode.h"
 #include "pagewait.h"
 #include "tree.h"
 #include "writeback.h"

@@ -6,7 +6,7 @@
  * cache (pc__cache_register, here: the fork handlers too), destroy
  * unregisters it.
  *
- * Per-thread contexts (struct pc_tctx, internal.h) carry a thread's node,
+ * Per-thread contexts (struct pc_tctx, tctx.h) carry a thread's node,
  * its vmstat shard, its LRU batches and its dirty-throttle state.  A
  * thread finds its context for a cache in a small thread-local table
  * (slots[]) keyed by the cache's id; the cache keeps all contexts on
@@ -60,8 +60,11 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mem.h"
 #include "node.h"
 #include "share.h"
+#include "tctx.h"
+#include "vmscan.h"
 
 #define TCTX_SLOTS 8
 

@@ -70,7 +70,9 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "dirty.h"
 #include "node.h"
+#include "tctx.h"
 #include "tracepoint.h"
 #include "tree.h"
 

@@ -70,7 +70,7 @@
  *
  * A shared cache: a reclaimer's process may die with its batch isolated
  * (off every list, one reference each).  So each isolated page is
- * recorded in the thread's context (internal.h: held[], PC_HELD_ISO at
+ * recorded in the thread's context (tctx.h: held[], PC_HELD_ISO at
  * its batch position) for the reaper to put back on its list and give
  * back: set at isolation, made plain in the lru_lock hold that puts the
  * page back on a list (from then on only our reference is left), cleared
@@ -110,6 +110,9 @@
 #include <time.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "tctx.h"
+#include "vmscan.h"
 #include "node.h"
 #include "bdi.h"
 #include "pagewait.h"
@@ -322,7 +325,7 @@ static unsigned remove_batch(struct pc_cache *c, struct pc_page **pages,
 		for (unsigned k = i; k < j; k++) {
 			/* Ours goes with the freeze: not recorded across it. */
 			int h = pc__held_find(t, PC_HELD_ISO_AT,
-					      PC_RECLAIM_BATCH, c, pages[k]);
+					      PC_HELD_N(ISO), c, pages[k]);
 
 			pc__held_clear(t, h);
 			removed[k] = remove_locked(c, m, pages[k]);
@@ -352,7 +355,7 @@ static void putback(struct pc_cache *c, struct pc_node *n,
 		page_set(pages[i], PG_lru);
 		pc__lru_add_locked(n, pages[i], false);
 		/* On its list again: only our reference is left to give. */
-		held[i] = pc__held_find(t, PC_HELD_ISO_AT, PC_RECLAIM_BATCH, c,
+		held[i] = pc__held_find(t, PC_HELD_ISO_AT, PC_HELD_N(ISO), c,
 					pages[i]);
 		pc__held_set(t, held[i], c, pages[i], 0);
 		if (page_test(pages[i], PG_active)) {

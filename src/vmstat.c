@@ -30,9 +30,11 @@
 
 #include "internal.h"
 #include "io.h"
+#include "mem.h"
 #include "node.h"
 #include "pagewait.h"
 #include "share.h"
+#include "tctx.h"
 
 static const char *const names[] = {
 #define PC_VM_NAME(n) #n,

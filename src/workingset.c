@@ -42,6 +42,7 @@
 #include "node.h"
 #include "tracepoint.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define WS_NODE_BITS 6
 #define WS_FLAG_BITS 1

@@ -76,6 +76,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "tctx.h"
 #include "backing.h"
 #include "node.h"
 #include "bdi.h"
@@ -139,7 +141,7 @@ int pc__writeback_pass(struct pc_mapping *m, uint64_t start, uint64_t end,
 	uint64_t index = start;
 	int written = 0;
 
-	_Static_assert(WB_GANG <= PC_HELD_WB, "a gang's records");
+	_Static_assert(WB_GANG <= PC_HELD_N(WB), "a gang's records");
 	/* A shared cache's mapping this process cannot write: the home
 	 * holds a descriptor of every file written (home.c) and does it. */
 	if (m->cache->shared && (atomic_load(&pc__bk(m)->fd) < 0 ||

@@ -52,6 +52,8 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "vmscan.h"
 #include "backing.h"
 #include "node.h"
 #include "bdi.h"
@@ -65,7 +67,7 @@
 /* The data of a huge page (node.h: a frame step), physically contiguous. */
 #define WB_HUGE_BYTES ((uintptr_t)PC_FRAME_STEP << PC_PAGE_SHIFT)
 
-pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;	/* tests: internal.h */
+pc__test_wb_ending_fn *_Atomic pc__test_wb_ending_hook;	/* tests: dirty.h */
 
 void pc__end_page_writeback(struct pc_cache *c, struct pc_page *p)
 {

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inode.h"
 #include "util.h"
 
 #define PG 4096

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "backing.h"
+#include "inode.h"
 #include "node.h"
 #include "bdi.h"
 #include "io.h"

@@ -108,10 +108,14 @@
 #include "internal.h"
 #include "bdi.h"
 #include "ebr.h"
+#include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "node.h"
 #include "share.h"
+#include "tctx.h"
 #include "tree.h"
+#include "vmscan.h"
 
 #define PG 4096
 #ifdef PC_TSAN

@@ -41,6 +41,7 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "inode.h"
 #include "node.h"
 #include "readahead.h"
 #include "util.h"

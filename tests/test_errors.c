@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "util.h"
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inode.h"
 #include "node.h"
 #include "bdi.h"
 #include "io.h"

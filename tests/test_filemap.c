@@ -23,6 +23,8 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "util.h"
 #include "util_inside.h"

@@ -56,6 +56,8 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "dirty.h"
+#include "inode.h"
 #include "io.h"
 #include "util.h"
 

@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "util.h"
 

@@ -31,8 +31,11 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 #include "io.h"
 #include "node.h"
+#include "tctx.h"
 #include "util.h"
 
 #define PG 4096

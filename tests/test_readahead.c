@@ -33,9 +33,13 @@
 
 #include "internal.h"
 #include "bdi.h"
+#include "filemap.h"
+#include "inode.h"
 #include "io.h"
+#include "tctx.h"
 #include "util.h"
 #include "util_inside.h"
+#include "vmscan.h"
 
 #define PG 4096
 #define KB 1024

@@ -21,9 +21,12 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "inode.h"
 #include "io.h"
+#include "tctx.h"
 #include "util.h"
 #include "util_inside.h"
+#include "vmscan.h"
 
 #define PG 4096
 #define KB 1024

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "inode.h"
 #include "node.h"
 #include "bdi.h"
 #include "io.h"

@@ -33,6 +33,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
+#include "tctx.h"
+#include "vmscan.h"
 #include "node.h"
 #include "io.h"
 #include "util.h"

@@ -21,8 +21,12 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 #include "node.h"
+#include "tctx.h"
 #include "util.h"
+#include "vmscan.h"
 
 #define PG 4096
 

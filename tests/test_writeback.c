@@ -24,6 +24,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "dirty.h"
+#include "filemap.h"
+#include "inode.h"
+#include "tctx.h"
 #include "node.h"
 #include "bdi.h"
 #include "io.h"

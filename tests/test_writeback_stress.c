@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 #include "util.h"
 
 #define PAGE 4096

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 
 /* Is page @index of @f's file in the cache?  Changes no page's state. */
 static inline bool tu_resident(pc_file *f, uint64_t index)
