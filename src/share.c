@@ -306,6 +306,12 @@ PC_EXPORT int pc_cache_attach(pc_cache **out, const char *name)
 	return 0;
 }
 
+/* Is the cache in @shm this build's (root 1)?  A view's check (admin.c). */
+bool pc__share_layout_ok(struct pc_shm *shm)
+{
+	return (uintptr_t)atomic_load(pc__shm_root(shm, 1)) == LAYOUT_ID;
+}
+
 /*
  * A name nobody serves: its home gone, or the cache broken (what attach
  * refuses with -ENOTCONN).  Looked at through a mapping of our own, and

@@ -50,6 +50,8 @@ int pc__share_create(struct pc_cache **out, const struct pc_config *cfg,
 /* The home's service thread started, the cache published (after the
  * rest of create): 0 or -errno. */
 int pc__share_start(struct pc_cache *c);
+/* Is the cache of region @shm this build's layout?  (A look, admin.c.) */
+bool pc__share_layout_ok(struct pc_shm *shm);
 /* Processes that entered @c since it was made (0: a private cache). */
 uint64_t pc__share_attaches(struct pc_cache *c);
 /*
@@ -130,6 +132,9 @@ unsigned pc__procs_others(struct pc_cache *c);
 int pc__home_open(struct pc_share *s);
 int pc__home_start(struct pc_cache *c);
 void pc__home_say_entered(struct pc_cache *c);
+/* Every file of @c written back by its home, which answers: 0, the first
+ * writeback error, -ENOTCONN (the home died), -errno (home.c). */
+int pc__home_sync(struct pc_cache *c);
 
 #ifdef PC_DEBUG
 /*
