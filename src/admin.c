@@ -272,7 +272,7 @@ static int by_file(const void *a, const void *b)
 /* The files of @fs (sorted by_file) that process @pid holds a name of. */
 static void paths_of(pid_t pid, struct vfile *fs, unsigned n)
 {
-	char dir[64], link[96], buf[4096];
+	char dir[64], buf[4096];
 	struct dirent *e;
 	DIR *d;
 
@@ -293,8 +293,7 @@ static void paths_of(pid_t pid, struct vfile *fs, unsigned n)
 		f = bsearch(&key, fs, n, sizeof(*fs), by_file);
 		if (!f || f->path)
 			continue;
-		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
-		len = readlink(link, buf, sizeof(buf) - 1);
+		len = readlinkat(dirfd(d), e->d_name, buf, sizeof(buf) - 1);
 		if (len <= 0)
 			continue;
 		buf[len] = 0;
