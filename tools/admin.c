@@ -203,6 +203,8 @@ static const char *human(uint64_t pages, char *buf, size_t size)
 	static const char units[] = "KMGT";
 	int u = 0;
 
+	if (!pages)
+		return "0";
 	b /= 1024;
 	while (b >= 1024 && u < 3) {
 		b /= 1024;
