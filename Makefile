@@ -120,6 +120,8 @@ $(BUILD)/tools/bench/result.o: $(BUILD)/commit.h
 SRC_HASH := $(firstword $(shell cat $(LIB_SRC) $(wildcard src/*.h) | cksum))
 $(BUILD)/tools/exec.o: $(LIB_SRC) $(wildcard src/*.h)
 $(BUILD)/tools/exec.o: CPPFLAGS += -DPC_SRC_HASH='"$(SRC_HASH)"'
+$(BUILD)/tools/admin.o: $(LIB_SRC) $(wildcard src/*.h)
+$(BUILD)/tools/admin.o: CPPFLAGS += -DPC_SRC_HASH='"$(SRC_HASH)"'
 $(BUILD)/tools/bench/result.o: CPPFLAGS += -include $(BUILD)/commit.h
 FORCE:
 

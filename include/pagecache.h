@@ -213,6 +213,141 @@ bool pc_cache_broken(pc_cache *c);
 unsigned pc_cache_processes(pc_cache *c);
 
 /*
+ * Operating shared caches from outside them (the `pagecache` command's
+ * ls, stat, files, sync, drop and stop).
+ *
+ * pc_cache_list - call @fn with the name of every shared cache of the
+ * calling user on this machine (the name pc_cache_attach takes), in no
+ * order; a cache still being made may be missed.  @fn returns 0 to go on.
+ * Returns the count of names, @fn's first non-zero return, -EINVAL (NULL
+ * @fn), or the errno of reading the directory the caches live in.
+ */
+int pc_cache_list(int (*fn)(const char *name, void *arg), void *arg);
+
+/*
+ * pc_view - a read-only look at a shared cache by its name, without
+ * joining it: the cache's memory is mapped read-only, the process is not
+ * counted among the cache's (pc_cache_processes, the cache process's idle
+ * wait) and writes and locks nothing of it, so a program's reads and
+ * writes never wait for a view, and a cache pc_cache_attach refuses
+ * (broken, its home gone) can be looked at.  What it reads is read
+ * without locks while the cache changes: each number is one the cache
+ * had, not all at one instant.
+ *
+ * pc_view_open - *@out a view of the cache @name.  Returns 0; -ENOENT (no
+ * cache of that name); -EACCES (another user's, or one group or others
+ * may open); -EAGAIN (still being made); -EPROTO (made by an incompatible
+ * build); -EEXIST (something of this process's is at the cache's
+ * address); -EBUSY (this process has it attached: use the handle);
+ * -ENOMEM; -EINVAL (NULL, or not a name pc_cache_create takes).
+ * pc_view_close unmaps it (NULL is ignored).
+ */
+typedef struct pc_view pc_view;
+int pc_view_open(pc_view **out, const char *name);
+void pc_view_close(pc_view *v);
+
+/* A cache's state, as pc_view_info reads it. */
+struct pc_view_info {
+	uint64_t budget_pages;		/* nr_budget_pages */
+	uint64_t max_pages;		/* memory.max: the largest budget */
+	uint64_t cached_pages;		/* nr_file_pages */
+	uint64_t dirty_pages;		/* nr_dirty */
+	uint64_t writeback_pages;	/* nr_writeback */
+	uint64_t free_pages;		/* nr_free_pages */
+	unsigned processes;		/* attached and alive, the home not
+					   counted */
+	pid_t home_pid;			/* the process that runs its threads
+					   (a cache process: pc_cache_spawn) */
+	bool home_alive;		/* false: nobody serves it */
+	bool broken;			/* pc_cache_broken */
+	bool stopped;			/* pc_cache_stop was called on it */
+	bool closing;			/* its home is destroying it */
+	int64_t created;		/* when it was made, seconds since
+					   the epoch */
+};
+
+/* pc_view_info - fill @info.  Returns 0, or -EINVAL for NULL. */
+int pc_view_info(pc_view *v, struct pc_view_info *info);
+
+/*
+ * pc_view_counter - counter @i (the one pc_vmstat_name(i) names) of the
+ * viewed cache, as pc_vmstat reads it in a process attached.  Returns 0,
+ * -ENOENT (@i past the last), -EINVAL (NULL).
+ */
+int pc_view_counter(pc_view *v, unsigned i, uint64_t *value);
+
+/* A file the viewed cache holds, as pc_view_files reports it. */
+struct pc_view_file {
+	uint64_t dev, ino;		/* st_dev, st_ino */
+	const char *path;		/* a name one of the cache's processes
+					   has it open by; NULL when none
+					   does (closed everywhere, or
+					   deleted) */
+	int64_t size;			/* bytes, as the cache holds it */
+	uint64_t cached;		/* pages in the cache */
+	uint64_t dirty, writeback;	/* of them, pages */
+	uint64_t active, inactive;	/* on the LRU lists, pages */
+	unsigned open;			/* opens of it, every process's */
+	bool unlinked;
+};
+
+/*
+ * pc_view_files - call @fn on every file the viewed cache holds (open, or
+ * closed with pages), ordered by device and inode; @fn returns 0 to go
+ * on.  The struct and its path are valid during the call only.  A file
+ * opened or closed during the walk may be missed.  Returns the count of
+ * files, @fn's first non-zero return, -ENOMEM or -EINVAL (NULL).
+ */
+int pc_view_files(pc_view *v,
+		  int (*fn)(const struct pc_view_file *f, void *arg),
+		  void *arg);
+
+/*
+ * pc_cache_sync_all - every file of the shared cache @c written back by
+ * its home, which holds a descriptor of every file written (pc_cache_sync
+ * in a process other than the home writes only the files it has open for
+ * writing), and waited for; in the home, or for a private cache,
+ * pc_cache_sync.  Readers and writers go on meanwhile.  Returns 0, the
+ * first writeback error met, -ENOTCONN (the home died before it
+ * answered), -ENOMEM, or -EINVAL for NULL.
+ */
+int pc_cache_sync_all(pc_cache *c);
+
+/*
+ * pc_cache_drop - drop the clean pages of the file @st describes (by
+ * st_dev and st_ino), or with @st NULL of every file @c holds, as the
+ * kernel's drop_caches does: dirty pages stay, pages under writeback are
+ * waited for, each file's writers wait while its pages go.  Returns the
+ * count of pages dropped, -ENOENT (@c does not hold the file), -ENOMEM,
+ * or -EINVAL for NULL @c.
+ */
+int64_t pc_cache_drop(pc_cache *c, const struct stat *st);
+
+/*
+ * pc_cache_stop - stop the shared cache @name while programs use it:
+ * everything written back by its home, then the cache marked stopped -
+ * each process using it, at its next call on one of its files, writes
+ * back what it wrote and goes on through the kernel (the preload shim
+ * does so, as for a broken cache: pc_cache_stopped, pc_cache_broken),
+ * and pc_cache_attach refuses it (-ENOTCONN) - and its name removed, so
+ * a new cache of the name can be made; written back once more.  The home
+ * destroys it once the last process has left (writing back again).  A
+ * cache already broken, or whose home is gone, only loses its name (as
+ * pc_cache_remove).  Returns 0; the first writeback error of the first
+ * write-back (then nothing was changed: the pages stay dirty, the cache
+ * serves on); -ENOTCONN (the home died meanwhile); or pc_cache_attach's
+ * errors (-ENOENT, -EACCES, -EPROTO ...).
+ */
+int pc_cache_stop(const char *name);
+
+/*
+ * pc_cache_stopped - was the shared cache @c stopped (pc_cache_stop)?
+ * Then pc_cache_broken is true as well.  false for a private cache, or
+ * NULL.
+ */
+bool pc_cache_stopped(pc_cache *c);
+
+/*
  * pc_open - open @path through the cache.
  * @flags: O_RDONLY, O_WRONLY or O_RDWR, with any of O_CREAT, O_EXCL, O_TRUNC,
  *         O_APPEND, O_SYNC, O_DSYNC.  O_CLOEXEC and O_NOATIME are accepted

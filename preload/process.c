@@ -12,9 +12,11 @@
  * the image before an exec or the parent of a spawn (shared_pos.c).  If
  * the cache is gone, a message says so once and the process runs on the
  * kernel alone; so too
- * when the cache breaks (a process died inside it): every call on a
- * managed description looks (shim_cache_broke), and the first to see it
- * hands every file to the kernel.  Without PAGECACHE_CACHE, a private
+ * when the cache breaks (a process died inside it) or is stopped
+ * (pagecache stop: pc_cache_stop sets the same flag, and the message
+ * says which): every call on a managed description looks
+ * (shim_cache_broke), and the first to see it hands every file to the
+ * kernel.  Without PAGECACHE_CACHE, a private
  * cache per process, made at the first managed open from PAGECACHE_CONFIG
  * (pc_cache_create's syntax); if it cannot be made, a message says so
  * once and the process runs on the kernel alone.  Made, it registers the
@@ -518,10 +520,19 @@ pc_cache *shim_cache_broken_locked(void)
 	static const char msg[] = "pagecache preload: the shared cache is "
 		"broken (a process died inside it): this process goes on "
 		"without it\n";
+	static const char stopped[] = "pagecache preload: the shared cache "
+		"was stopped (pagecache stop): this process goes on without "
+		"it\n";
+	pc_cache *c = atomic_load(&shim_cache);
 
 	if (atomic_load(&state) == STATE_ACTIVE) {
+		bool stop = c && LIB(pc_cache_stopped(c));
+
 		atomic_store(&state, STATE_OFF);
-		REAL(write)(2, msg, sizeof(msg) - 1);
+		if (stop)
+			REAL(write)(2, stopped, sizeof(stopped) - 1);
+		else
+			REAL(write)(2, msg, sizeof(msg) - 1);
 		shim_handoff_all_locked(true);
 	}
 	atomic_store(&shim_broken_done, true);

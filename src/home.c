@@ -23,7 +23,9 @@
  * Two sockets, so that an open does not wake the home each time (a
  * wake-up is most of a send's cost; SQLite opens a new journal every
  * transaction):
- *   sock     always watched: MSG_ENTER, MSG_STOP, and a descriptor of a
+ *   sock     always watched: MSG_ENTER, MSG_STOP, MSG_SYNC (a pipe's
+ *            end: write everything back and answer on it, in a thread
+ *            of its own: pc_cache_sync_all), and a descriptor of a
  *            file on a device whose flusher has not started (the home
  *            must start it now), or one the escrow had no room for;
  *   escrow   descriptors for a device whose flusher runs: the send does
@@ -63,13 +65,14 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "admin.h"
 #include "backing.h"
 #include "bdi.h"
 #include "ebr.h"
 #include "inode.h"
 #include "share.h"
 
-enum { MSG_FD = 1, MSG_STOP, MSG_ENTER };
+enum { MSG_FD = 1, MSG_STOP, MSG_ENTER, MSG_SYNC };
 #define SOCK_NAME "pagecache-%016llx"	/* abstract: the home's socket */
 
 struct share_msg {
@@ -304,6 +307,56 @@ static ssize_t recv_one(int sock, struct share_msg *msg, int *fd)
 	return n;
 }
 
+/*
+ * MSG_SYNC (pc_cache_sync_all, from any process): the home writes every
+ * file back in a thread of its own, so that the service thread goes on
+ * taking descriptors and reaping the dead meanwhile, and answers on the
+ * descriptor the message carried (a pipe's end): pc__admin_sync's result
+ * (admin.c: pc_cache_sync, a writer running meanwhile no error).
+ * The asker stays attached until the answer, so the cache outlives the
+ * thread's use of it (the home's destroy waits for the asker); after the
+ * write the thread touches nothing of the cache.
+ */
+struct sync_req {
+	struct pc_cache *c;
+	int fd;
+};
+
+static void *sync_main(void *arg)
+{
+	struct sync_req *q = arg;
+	int r = pc__admin_sync(q->c);
+
+	if (write(q->fd, &r, sizeof(r)) != sizeof(r))
+		r = 0;	/* the asker is gone: no one to tell */
+	close(q->fd);
+	free(q);
+	return NULL;
+}
+
+static void sync_start(struct pc_cache *c, int fd)
+{
+	struct sync_req *q = malloc(sizeof(*q));
+	pthread_attr_t a;
+	pthread_t t;
+	int r = -ENOMEM;
+
+	if (q) {
+		q->c = c;
+		q->fd = fd;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		r = -pthread_create(&t, &a, sync_main, q);
+		pthread_attr_destroy(&a);
+	}
+	if (r) {	/* answered here: the asker must not wait forever */
+		if (write(fd, &r, sizeof(r)) != sizeof(r))
+			r = 0;
+		close(fd);
+		free(q);
+	}
+}
+
 /* One message at the home's socket: false when told to stop. */
 static bool service_msg(struct pc_cache *c, bool *refresh)
 {
@@ -315,6 +368,10 @@ static bool service_msg(struct pc_cache *c, bool *refresh)
 		return n == -EINTR || n == -EAGAIN;
 	if (n == sizeof(msg) && msg.type == MSG_FD && fd >= 0) {
 		service_take(c, &msg, fd);
+		return true;
+	}
+	if (n == sizeof(msg) && msg.type == MSG_SYNC && fd >= 0) {
+		sync_start(c, fd);
 		return true;
 	}
 	if (fd >= 0)
@@ -434,6 +491,55 @@ static void say(struct pc_cache *c, int type)
 				 (struct sockaddr *)&a, len) < 0 &&
 	       errno == EINTR)
 		;
+}
+
+/*
+ * Every file of @c written back by its home, which holds a descriptor of
+ * each dirty one (another process's pc_cache_sync writes only what it
+ * has descriptors of): a pipe's write end goes to the home with
+ * MSG_SYNC, and its answer comes back on the read end.  In the home,
+ * pc__admin_sync itself.  0, the first writeback error, -ENOTCONN (the
+ * home died before it answered), or -errno.
+ */
+int pc__home_sync(struct pc_cache *c)
+{
+	struct share_msg msg = { .type = MSG_SYNC };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &msg, sizeof(msg) };
+	struct sockaddr_un to;
+	struct msghdr mh = { .msg_name = &to, .msg_iov = &iov,
+			     .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int p[2], sock, r = 0;
+	ssize_t n;
+
+	if (!c->shared || pc__share_is_home(c))
+		return pc__admin_sync(c);
+	sock = share_sock(c);
+	if (sock < 0)
+		return sock;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	home_addr(c->share, &to, &mh.msg_namelen);
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &p[1], sizeof(int));
+	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		r = errno == ECONNREFUSED || errno == ENOENT ? -ENOTCONN
+							     : -errno;
+	close(p[1]);	/* the home's copy is the one that answers */
+	while (!r && (n = read(p[0], &r, sizeof(r))) < 0 && errno == EINTR)
+		;
+	if (!r && n != sizeof(r))
+		r = -ENOTCONN;	/* closed unanswered: the home died */
+	close(p[0]);
+	return r;
 }
 
 /* A process entered @c: the home watches it from now on. */

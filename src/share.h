@@ -139,6 +139,9 @@ unsigned pc__procs_others(struct pc_cache *c);
 int pc__home_open(struct pc_share *s);
 int pc__home_start(struct pc_cache *c);
 void pc__home_say_entered(struct pc_cache *c);
+/* Every file of @c written back by its home, which answers: 0, the first
+ * writeback error, -ENOTCONN (the home died), -errno (home.c). */
+int pc__home_sync(struct pc_cache *c);
 
 #ifdef PC_DEBUG
 /*

@@ -33,6 +33,12 @@
  * Attach checks both on the file itself (fstat), not only through the
  * kernel's permission check at open: a descriptor can be passed.
  *
+ * Outside a cache's users (admin.c, the `pagecache` ls, stat and files):
+ * the user's regions listed by their files in SHM_DIR (pc__shm_list),
+ * and a look at one (pc__shm_look): the same checks, mapped read-only at
+ * its address and in no table of this process, so that nothing of it is
+ * written.
+ *
  * The allocator: objects of 64 B to 1 MiB in power-of-two classes.  A
  * class takes 2 MiB chunks from `next` and hands out its current chunk
  * front to back; freed objects go on the class's free list, first in
@@ -49,6 +55,7 @@
  * other fields are read-only after create, but for the atomic roots and
  * `broken`.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -371,6 +378,82 @@ int pc__shm_attach(struct pc_shm **out, int *fdp, const char *name,
 	rc = pc__shm_attach_fd(out, fdp, fd, layout);
 	close(fd);
 	return rc;
+}
+
+/*
+ * A look at the region @name without joining it: mapped read-only at its
+ * address (the same checks as attach), in no table of this process, so
+ * nothing of it is written and no lock of it can be taken.  *@created is
+ * when its file got its name (its ctime: the link at create).
+ */
+int pc__shm_look(struct pc_shm **out, const char *name, int64_t *created,
+		 uint64_t layout)
+{
+	struct pc_shm *hdr, *s;
+	char path[96];
+	struct stat st;
+	void *p;
+	int fd, rc;
+
+	*out = NULL;
+	if (!name || !name_ok(name))
+		return -EINVAL;
+	shm_path(path, sizeof(path), name);
+	fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	hdr = malloc(sizeof(*hdr));
+	rc = hdr ? check_file(fd, hdr, layout) : -ENOMEM;
+	if (rc == 0 && fstat(fd, &st) == 0)
+		*created = st.st_ctim.tv_sec;
+	if (rc == 0) {
+		s = (struct pc_shm *)(uintptr_t)hdr->addr;
+		p = mmap(s, hdr->size, PROT_READ,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+		if (p == MAP_FAILED)
+			rc = errno != EEXIST ? -errno :
+			     mapped_here(hdr->addr) ? -EBUSY : -EEXIST;
+		else if (p != s || s->id != hdr->id)
+			rc = p != s ? -EEXIST : -EPROTO;
+		if (rc && p != MAP_FAILED)
+			munmap(p, hdr->size);
+		if (!rc)
+			*out = s;
+	}
+	free(hdr);
+	close(fd);
+	return rc;
+}
+
+void pc__shm_unlook(struct pc_shm *s)
+{
+	if (s)
+		munmap(s, s->size);
+}
+
+int pc__shm_list(int (*fn)(const char *name, void *arg), void *arg)
+{
+	static const char prefix[] = "pagecache-";
+	DIR *d = opendir(SHM_DIR);
+	struct dirent *e;
+	int n = 0, r = 0;
+
+	if (!d)
+		return -errno;
+	while (!r && (e = readdir(d))) {
+		const char *name = e->d_name + sizeof(prefix) - 1;
+		struct stat st;
+
+		if (strncmp(e->d_name, prefix, sizeof(prefix) - 1) ||
+		    !name_ok(name) || strstr(name, ".new-") ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		n++;
+		r = fn(name, arg);
+	}
+	closedir(d);
+	return r ? r : n;
 }
 
 void pc__shm_detach(struct pc_shm *s, int fd)

@@ -61,6 +61,21 @@ int pc__shm_attach_fd(struct pc_shm **out, int *nfd, int fd,
 /* The same for the region named @name.  -ENOENT when there is none. */
 int pc__shm_attach(struct pc_shm **out, int *fd, const char *name,
 		   uint64_t layout);
+/*
+ * A look at the region @name, not an attach: mapped read-only at its
+ * address, in no table of this process (it writes and locks nothing of
+ * it); *@created is when it was made (seconds since the epoch).  Errors
+ * as pc__shm_attach's (-EPROTO: not of @layout).  pc__shm_unlook unmaps it.
+ */
+int pc__shm_look(struct pc_shm **out, const char *name, int64_t *created,
+		 uint64_t layout);
+void pc__shm_unlook(struct pc_shm *s);
+/*
+ * @fn on the name of every region of this user in SHM_DIR (those being
+ * made are not named yet); stops at the first non-zero return, which it
+ * returns; otherwise the count, or -errno of opendir.
+ */
+int pc__shm_list(int (*fn)(const char *name, void *arg), void *arg);
 /* Unmap the region in this process and close @fd, its descriptor (-1:
  * none); the region lives on in the others (and as long as its name, for
  * a named one). */

@@ -37,8 +37,15 @@
  *   preload_helper killed FILE     a child writes through an inherited
  *                                  description and is killed (SIGKILL):
  *                                  the parent reads what it wrote
+ * For tests/test_admin.sh (a cache's operator commands):
+ *   preload_helper hold FILE       write 1 MiB (bytes i % 251), no fsync;
+ *                                  FILE.ready; hold it open until FILE.go
+ *   preload_helper append FILE     append "record N" lines, one write
+ *                                  each; FILE.ready after 2000; once
+ *                                  FILE.go exists 2000 more; print N
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -258,6 +265,73 @@ static int broken(const char *path)
 		close(disk);
 	}
 	close(fd);
+	return 0;
+}
+
+/* FILE.@what made (empty). */
+static int mark_file(const char *path, const char *what)
+{
+	char mark[4200];
+	int m;
+
+	snprintf(mark, sizeof(mark), "%s.%s", path, what);
+	m = open(mark, O_WRONLY | O_CREAT, 0644);
+	if (m < 0)
+		return -1;
+	close(m);
+	return 0;
+}
+
+static bool go_there(const char *path)
+{
+	char mark[4200];
+
+	snprintf(mark, sizeof(mark), "%s.go", path);
+	return access(mark, F_OK) == 0;
+}
+
+/* 1 MiB written and held open, dirty, until FILE.go. */
+static int hold(const char *path)
+{
+	static unsigned char buf[1 << 20];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return fail("open");
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i % 251);
+	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		return fail("write");
+	if (mark_file(path, "ready"))
+		return fail("ready");
+	while (!go_there(path))
+		usleep(10000);
+	close(fd);
+	return 0;
+}
+
+/* Records appended until FILE.go, and 2000 after: how many, printed. */
+static int append(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+	unsigned long n = 0, more = 0;
+	char rec[64];
+
+	if (fd < 0)
+		return fail("open");
+	while (more < 2000) {
+		int len = snprintf(rec, sizeof(rec), "record %lu\n", ++n);
+
+		if (write(fd, rec, (size_t)len) != len)
+			return fail("write");
+		if (n == 2000 && mark_file(path, "ready"))
+			return fail("ready");
+		if (n > 2000 && (more || go_there(path)))
+			more++;
+	}
+	if (close(fd))
+		return fail("close");
+	printf("%lu\n", n);
 	return 0;
 }
 
@@ -631,7 +705,7 @@ int main(int argc, char **argv)
 		return exec2(argv[2], atoi(argv[3]));
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: preload_helper mmap|fork|fdlimit|cat|creds|broken|ofd|interleave|exec|spawn|killed FILE\n");
+		fprintf(stderr, "usage: preload_helper mmap|fork|fdlimit|cat|creds|broken|ofd|interleave|exec|spawn|killed|hold|append FILE\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -657,6 +731,10 @@ int main(int argc, char **argv)
 		return spawn_case(argv[2]);
 	if (!strcmp(argv[1], "killed"))
 		return killed(argv[2]);
+	if (!strcmp(argv[1], "hold"))
+		return hold(argv[2]);
+	if (!strcmp(argv[1], "append"))
+		return append(argv[2]);
 	fprintf(stderr, "preload_helper: unknown mode %s\n", argv[1]);
 	return 2;
 }

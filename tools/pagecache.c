@@ -7,6 +7,8 @@
  *   pagecache report DIR    report.html of a folder     tools/compare/
  *   pagecache trace ...     trace reports               tools/trace/
  *   pagecache exec ...      a program on the user's cache    tools/exec.c
+ *   pagecache ls | stat | files | fincore | resize | sync | drop | stop
+ *                           operate the user's shared caches tools/admin*.c
  *   pagecache version | help [COMMAND]
  *
  * Each subcommand lives in its own folder behind one entry point,
@@ -21,6 +23,7 @@
 #include "bench/bench.h"
 #include "compare/compare.h"
 #include "trace/trace.h"
+#include "admin.h"
 
 #ifndef PC_VERSION
 #define PC_VERSION "unknown"	/* the Makefile passes -DPC_VERSION */
@@ -42,6 +45,14 @@ static const struct command {
 	{ "report", pc_report_main, "report.html, its charts and compare.txt for a result folder" },
 	{ "trace", pc_trace_main, "report on a trace recorded with bench --trace" },
 	{ "exec", pc_exec_main, "run a program with its file I/O on the user's shared page cache" },
+	{ "ls", pc_ls_main, "the user's shared caches: budget, cached, dirty, processes, state" },
+	{ "stat", pc_stat_main, "a cache's counters, or one line each interval (-w) as vmstat" },
+	{ "files", pc_files_main, "the files a cache holds, most cached first" },
+	{ "fincore", pc_fincore_main, "what a cache holds of the given files" },
+	{ "resize", pc_resize_main, "set a cache's budget while it is in use" },
+	{ "sync", pc_sync_main, "write back everything a cache holds dirty" },
+	{ "drop", pc_drop_main, "drop a cache's clean pages (of the given files)" },
+	{ "stop", pc_stop_main, "write back and remove a cache; its programs go on with the kernel" },
 	{ "version", version_main, "print the version" },
 	{ "help", help_main, "help on the command or a subcommand" },
 };
