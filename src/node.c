@@ -261,6 +261,7 @@ int pc__nodes_init(struct pc_cache *c)
 				    PC_VM_lru_lock_acquired);
 		for (int l = 0; l < PC_NR_LRU; l++)
 			n->lru[l].head = n->lru[l].tail = PC_NO_PFN;
+		n->hand = PC_NO_PFN;
 		pc__cache_lock_init(c, &n->kswapd_mtx, PC_RANK_KSWAPD, -1);
 		pc__cache_cond_init(c, &n->kswapd_cond, false);
 		pc__cache_cond_init(c, &n->alloc_cond, false);

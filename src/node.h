@@ -57,7 +57,11 @@ struct pc_node {
 	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
 
 	struct pc_lock lru_lock;
-	struct pc_lru lru[PC_NR_LRU];	/* lru_lock */
+	struct pc_lru lru[PC_NR_LRU];	/* lru_lock; under reclaim.policy
+					   sieve and s3fifo, what each list
+					   holds is policy.h's */
+	uint32_t hand;			/* lru_lock: sieve's hand (policy.h),
+					   a frame; PC_NO_PFN: the tail */
 
 	_Atomic uint64_t nonresident_age;	/* workingset clock */
 	_Atomic uint64_t dirty_pages;	/* pages dirty on this node */
@@ -132,6 +136,7 @@ static inline void pc__prep_new_page(struct pc_page *p)
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&p->hint_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->pol, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->refcount, 1, memory_order_release);
 }
 /* A frame of node @nid only if it stays above its low mark; never reclaims. */
