@@ -60,7 +60,7 @@ static const char *const backoff[] = {
 	[PC_BACKOFF_BLUNT] = "blunt", NULL };
 static const char *const policies[] = {
 	[PC_POLICY_CLASSIC] = "classic", [PC_POLICY_SIEVE] = "sieve",
-	[PC_POLICY_S3FIFO] = "s3fifo", NULL };
+	[PC_POLICY_S3FIFO] = "s3fifo", [PC_POLICY_MGLRU] = "mglru", NULL };
 static const char *const sticky[] = {
 	[PC_STICKY_OFF] = "off", [PC_STICKY_AUTO] = "auto",
 	[PC_STICKY_ALWAYS] = "always", NULL };

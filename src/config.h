@@ -25,6 +25,7 @@ enum pc_reclaim_policy {	/* reclaim.policy (policy.h) */
 	PC_POLICY_CLASSIC,	/* two-list LRU: inactive, active */
 	PC_POLICY_SIEVE,	/* one FIFO, a visited bit, a hand */
 	PC_POLICY_S3FIFO,	/* small and main FIFOs, shadows as the ghost */
+	PC_POLICY_MGLRU,	/* generations and aging (partial: mglru.c) */
 	PC_NR_POLICIES
 };
 enum pc_stickiness {		/* cache.stickiness (dropbehind.c) */

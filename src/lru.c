@@ -45,7 +45,9 @@
  * mark_accessed is the policy's access hook (nothing moves on a hit, no
  * activation: PG_active is set by the policy's refault and isolation
  * only), and a page leaving a list tells the policy first (del_locked:
- * sieve's hand).  Each is one branch on the policy here, classic inline.
+ * sieve's hand); mglru keeps its own lists, the generations (place_locked
+ * and list choose them).  Each is one branch on the policy here, classic
+ * inline.
  *
  * Locks: t->lock (the batch; its owner and remote drains) → lru_lock.
  */
@@ -59,16 +61,21 @@
 
 static struct pc_lru *page_list(struct pc_node *n, struct pc_page *p)
 {
+	if (!pc__policy_classic(n->cache) && pc__policy_ops(n->cache)->list)
+		return pc__policy_ops(n->cache)->list(n, p);
 	return &n->lru[page_test(p, PG_active) ? PC_LRU_ACTIVE : PC_LRU_INACTIVE];
 }
 
 void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail)
 {
 	struct pc_cache *c = n->cache;
-	struct pc_lru *l = page_list(n, p);
+	struct pc_lru *l;
 	uint32_t pfn = page_pfn(c, p);
 
 	PC_ASSERT_HELD(&n->lru_lock);
+	if (!pc__policy_classic(c) && pc__policy_ops(c)->place_locked)
+		pc__policy_ops(c)->place_locked(n, p, tail);
+	l = page_list(n, p);
 	if (tail) {
 		p->lru_next = PC_NO_PFN;
 		p->lru_prev = l->tail;
@@ -94,7 +101,7 @@ void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail)
 void pc__lru_del_locked(struct pc_node *n, struct pc_page *p)
 {
 	struct pc_cache *c = n->cache;
-	struct pc_lru *l = page_list(n, p);
+	struct pc_lru *l = page_list(n, p);	/* before del_locked */
 
 	PC_ASSERT_HELD(&n->lru_lock);
 	pc__page_sanity(c, p, false);

@@ -19,6 +19,16 @@ struct pc_lru {
 	_Atomic uint64_t nr;		/* written under lru_lock */
 };
 
+#define PC_MAX_NR_GENS 4	/* mglru: generations at most (MAX_NR_GENS) */
+#define PC_MIN_NR_GENS 2	/* ... and at least (MIN_NR_GENS) */
+
+/* reclaim.policy=mglru (mglru.c): written under lru_lock; the seqs are
+ * atomic, read without it (the counters). */
+struct pc_lru_gen {
+	_Atomic uint64_t max_seq, min_seq;
+	struct pc_lru lists[PC_MAX_NR_GENS];	/* by seq % PC_MAX_NR_GENS */
+};
+
 /* Frames a node takes from never-used memory at a time: 2 MiB of data. */
 #define PC_FRAME_STEP 512u
 /* Frames kswapd faults in ahead of the allocator at most (populate.c). */
@@ -62,6 +72,7 @@ struct pc_node {
 					   holds is policy.h's */
 	uint32_t hand;			/* lru_lock: sieve's hand (policy.h),
 					   a frame; PC_NO_PFN: the tail */
+	struct pc_lru_gen lrugen;	/* lru_lock: mglru's generations */
 
 	_Atomic uint64_t nonresident_age;	/* workingset clock */
 	_Atomic uint64_t dirty_pages;	/* pages dirty on this node */

@@ -1,6 +1,7 @@
 /*
  * policy.h - reclaim.policy: which pages reclaim takes, behind one small
- * ops table (sieve.c, s3fifo.c; classic is lru.c's and vmscan.c's).
+ * ops table (sieve.c, s3fifo.c, mglru.c - partial; classic is lru.c's
+ * and vmscan.c's).
  *
  * What every policy shares.  Pages sit on their node's two lists
  * (node.h: lru[INACTIVE], lru[ACTIVE], lru_lock, PG_lru, PG_active naming
@@ -27,17 +28,24 @@
  *                   does the clock tick?
  *   del_locked      pc__lru_del_locked: a page    nothing
  *                   leaves its list (any cause)
+ *   place_locked    pc__lru_add_locked: a page    (NULL) the list its
+ *   list            goes on a list, and which     PG_active names
+ *                   list it is on
  *
- * Insertion has no hook of its own: a new page goes to the head of the
- * list its PG_active names (set by refault, or by nothing: inactive) and
- * its policy word (pc_page.pol) starts at 0 (pc__prep_new_page).
+ * Insertion: a new page goes to the head of the list its PG_active names
+ * (set by refault, or by nothing: inactive), or the one place_locked and
+ * list choose (mglru's generations), and its policy word (pc_page.pol)
+ * starts at 0 (pc__prep_new_page).
  *
  * Cost.  Classic is never called through the table: each seam is one
  * branch on c->cfg.reclaim_policy against PC_POLICY_CLASSIC (a field of
- * the config, read-only after create, beside deferred_activation which
- * the same paths read already), with classic's code inline after it as
- * before - the hit path (mark_accessed) and the list operations pay one
- * compare with a constant, no indirect call.  The table is looked up by
+ * the config, read-only after create, so the branch always goes one way
+ * in a cache's life), with classic's code after it in the same function
+ * as before - the hit path (pc__mark_accessed) and the list operations
+ * (pc__lru_del_locked) pay one load of the cache's config and one
+ * compare with a constant, no call and no indirect call; the isolation
+ * (shrink_inactive's isolate_lru_locked) and the refault and eviction
+ * decisions (workingset.c) the same, once per batch or per miss.  The table is looked up by
  * the enum (pc__policy_ops), never stored in the cache: a shared cache's
  * struct is mapped by processes whose copies of the library, and so of
  * the table, lie at different addresses.
@@ -47,6 +55,8 @@
  *   bit 0-1  PC_POL_FREQ     s3fifo: hits since it entered its queue, capped at 3
  *   bit 2    PC_POL_SEEN     the insertion's own access happened
  *   bit 3    PC_POL_VISITED  sieve: hit since the hand last passed it
+ *   bit 4-5  (mglru.c)       mglru: its generation, seq % PC_MAX_NR_GENS
+ *   bit 6    PC_POL_PLACED   mglru: on the generation of bits 4-5
  *
  * The insertion's access: a page read on its miss is marked accessed by
  * that read (as the kernel's mark_page_accessed after a readpage), which
@@ -70,6 +80,7 @@
 #define PC_POL_FREQ 3u
 #define PC_POL_SEEN (1u << 2)
 #define PC_POL_VISITED (1u << 3)
+#define PC_POL_PLACED (1u << 6)
 
 struct pc_policy_ops {
 	const char *name;
@@ -85,16 +96,42 @@ struct pc_policy_ops {
 			struct pc_page *p, uint64_t distance, bool workingset);
 	bool (*evicted)(struct pc_cache *c, const struct pc_page *p);
 	void (*del_locked)(struct pc_node *n, struct pc_page *p);
+	/* NULL: the two lists by PG_active.  place_locked runs first in
+	 * pc__lru_add_locked, list in every add and delete after it. */
+	void (*place_locked)(struct pc_node *n, struct pc_page *p, bool tail);
+	struct pc_lru *(*list)(struct pc_node *n, struct pc_page *p);
 };
 
-extern const struct pc_policy_ops pc__policy_sieve, pc__policy_s3fifo;
+extern const struct pc_policy_ops pc__policy_sieve, pc__policy_s3fifo,
+	pc__policy_mglru;
 
 /* The ops of a policy other than classic (whose code is called direct). */
 static inline const struct pc_policy_ops *pc__policy_ops(const struct pc_cache *c)
 {
-	PC_ASSERT(c->cfg.reclaim_policy != PC_POLICY_CLASSIC);
-	return c->cfg.reclaim_policy == PC_POLICY_SIEVE ? &pc__policy_sieve
-							: &pc__policy_s3fifo;
+	switch (c->cfg.reclaim_policy) {
+	case PC_POLICY_SIEVE:
+		return &pc__policy_sieve;
+	case PC_POLICY_MGLRU:
+		return &pc__policy_mglru;
+	default:
+		PC_ASSERT(c->cfg.reclaim_policy == PC_POLICY_S3FIFO);
+		return &pc__policy_s3fifo;
+	}
+}
+
+/* mglru.c: pages of @n's generations, the two youngest (@active) or the
+ * others (nr_active_file, nr_inactive_file). */
+uint64_t pc__mglru_nr(struct pc_node *n, bool active);
+
+/* Pages on @n's lists, whatever the policy keeps them in. */
+static inline uint64_t pc__policy_nr_pages(struct pc_node *n)
+{
+	uint64_t sum = atomic_load(&n->lru[PC_LRU_INACTIVE].nr) +
+		       atomic_load(&n->lru[PC_LRU_ACTIVE].nr);
+
+	for (unsigned i = 0; i < PC_MAX_NR_GENS; i++)
+		sum += atomic_load(&n->lrugen.lists[i].nr);
+	return sum;
 }
 
 static inline bool pc__policy_classic(const struct pc_cache *c)

@@ -17,6 +17,13 @@
  * moves the hand to its head-side neighbour (del_locked), as the paper's
  * hand moves to the evicted object's predecessor.
  *
+ * What that does with a scan: pages read once are taken where the hand
+ * stands, one for each that comes in at the head, so the hand stays at
+ * the oldest of them, as far from the head as ever, and never comes round
+ * to the pages it left behind (a hot set, visited once) while the scan
+ * lasts - new pages are demoted at once, survivors stay without moving.
+ * Only visited pages between the hand and the head bring it round.
+ *
  * Where it follows the paper: one queue, insertion at the head, the
  * visited bit set by hits only (the insertion's own access is not one:
  * policy.h), the hand's walk and the survivors left in place.

@@ -102,7 +102,8 @@
  * reclaim.policy (policy.h): all of the above is classic's, the default.
  * Under another policy only step 1 differs: the policy's isolate_locked
  * chooses the batch (sieve: its hand; s3fifo: the small or the main
- * queue's tail) and may move pages between its queues while it looks;
+ * queue's tail; mglru: the oldest generation's tail) and may move pages
+ * between its queues while it looks;
  * no active list is shrunk, the pass is scaled by both lists, and steps 2
  * to 4 are the same code, except what is classic's two-list logic: a
  * page with PG_active is not "activated while isolated" (it is s3fifo's
@@ -493,9 +494,8 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 static void shrink_node_policy(struct pc_cache *c, struct pc_node *n,
 			       struct pc_scan_control *sc)
 {
-	uint64_t all = atomic_load(&n->lru[PC_LRU_INACTIVE].nr) +
-		       atomic_load(&n->lru[PC_LRU_ACTIVE].nr);
-	unsigned long nr = pc_max(PC_RECLAIM_BATCH, all >> sc->priority);
+	unsigned long nr = pc_max(PC_RECLAIM_BATCH,
+				  pc__policy_nr_pages(n) >> sc->priority);
 	unsigned long target = sc->nr_reclaimed + PC_RECLAIM_BATCH;
 
 	while (nr > 0 && sc->nr_reclaimed < target) {
@@ -503,8 +503,7 @@ static void shrink_node_policy(struct pc_cache *c, struct pc_node *n,
 
 		shrink_inactive(c, n, batch, sc);
 		nr -= batch;
-		if (!atomic_load(&n->lru[PC_LRU_INACTIVE].nr) &&
-		    !atomic_load(&n->lru[PC_LRU_ACTIVE].nr))
+		if (!pc__policy_nr_pages(n))
 			break;
 	}
 }

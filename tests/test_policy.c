@@ -1,5 +1,5 @@
 /*
- * test_policy.c - reclaim.policy (policy.h, sieve.c, s3fifo.c): each
+ * test_policy.c - reclaim.policy (policy.h, sieve.c, s3fifo.c, mglru.c): each
  * policy's choices pinned by counters and by which pages stay resident,
  * on constructed access patterns in a small cache (1M: 256 frames, one
  * node, reclaim.kswapd=off so that only the test's own thread reclaims,
@@ -8,17 +8,23 @@
  *   config             the key takes classic, sieve and s3fifo and
  *                      refuses anything else, booleans too, with -EINVAL
  *   idle_hot_set       a hot set read three times, then a one-pass scan
- *                      of four budgets: classic (active list) and s3fifo
- *                      (promoted to main) keep every hot page
+ *                      of four budgets: classic (active list), sieve (the
+ *                      hand passes it once and stays among the scan's
+ *                      pages), s3fifo (promoted to main) and mglru (to
+ *                      the second oldest generation) keep every hot page
  *   live_hot_set       the same scan with the hot set read on beside it
  *                      (one hot page every two scan pages): no hot page
  *                      misses under any policy, sieve included
- *   sieve_hand         a visited page survives the hand's first pass,
- *                      its neighbours going, and goes on a later one
+ *   sieve_hand         a visited page survives the hand's pass, its
+ *                      neighbours going, and a stream read once never
+ *                      brings the hand back to it; visited pages after it
+ *                      do, and it goes
  *   s3fifo_ghost       a page evicted from the small queue and read again
  *                      soon is a ghost hit and starts on the main queue;
  *                      one read again after more than the ghost holds is
  *                      not
+ *   mglru_aging        pages read twice roll mglru's generations (min_seq,
+ *                      max_seq), and an idle hot set ages out
  *   reclaim_works      under each policy, with kswapd: reads of twice the
  *                      budget and writes of twice the budget come back
  *                      right and reclaim happened
@@ -40,7 +46,8 @@
 #define HOT 48
 #define SCAN 1024
 
-static const char *const policy_names[] = { "classic", "sieve", "s3fifo" };
+static const char *const policy_names[] = {
+	"classic", "sieve", "s3fifo", "mglru" };
 
 static pc_cache *small_cache(const char *policy)
 {
@@ -89,7 +96,7 @@ static void test_config(void **state)
 	assert_int_equal(pc__config_parse(&cfg, "reclaim.policy=lru"), -EINVAL);
 	assert_int_equal(pc__config_parse(&cfg, "reclaim.policy="), -EINVAL);
 	assert_int_equal(pc__config_parse(&cfg, "reclaim.policy=SIEVE"), -EINVAL);
-	assert_int_equal(pc_config_check("reclaim.policy=mglru"), -EINVAL);
+	assert_int_equal(pc_config_check("reclaim.policy=lirs"), -EINVAL);
 	assert_int_equal(pc_cache_create(&c, "reclaim.policy=clock"), -EINVAL);
 }
 
@@ -100,6 +107,7 @@ struct scan_result {
 	unsigned hot_misses;	/* hot reads during the scan that missed */
 	unsigned hot_resident;	/* hot pages resident after it */
 	uint64_t steal, activate, promote, reinsert, cleared, admit;
+	uint64_t gen_promote, min_seq, max_seq;	/* mglru */
 };
 
 /*
@@ -107,10 +115,11 @@ struct scan_result {
  * read once each; with @live, one hot page (round robin) is read after
  * every second scan page.
  */
-static void scan_run(const char *policy, bool live, struct scan_result *r)
+static void scan_run_twice(const char *policy, bool live, bool twice,
+			   struct scan_result *r)
 {
 	const char *hot = tu_path("pol-hot"), *scan = tu_path("pol-scan");
-	uint64_t steal0, act0, pro0, rei0, clr0, adm0;
+	uint64_t steal0, act0, pro0, rei0, clr0, adm0, gp0, min0, max0;
 	pc_cache *c = small_cache(policy);
 	pc_file *fh, *fs;
 	unsigned h = 0;
@@ -130,8 +139,13 @@ static void scan_run(const char *policy, bool live, struct scan_result *r)
 	rei0 = tu_vm(c, "s3fifo_main_reinsert");
 	clr0 = tu_vm(c, "sieve_hand_cleared");
 	adm0 = tu_vm(c, "s3fifo_ghost_admit");
+	gp0 = tu_vm(c, "mglru_promote");
+	min0 = tu_vm(c, "mglru_min_seq");
+	max0 = tu_vm(c, "mglru_max_seq");
 	for (uint64_t s = 0; s < SCAN; s++) {
 		tu_read_page(fs, s, 12);
+		if (twice)
+			tu_read_page(fs, s, 12);
 		if (live && s % 2) {
 			r->hot_misses += !resident(fh, h);
 			tu_read_page(fh, h, 11);
@@ -146,18 +160,30 @@ static void scan_run(const char *policy, bool live, struct scan_result *r)
 	r->reinsert = tu_vm(c, "s3fifo_main_reinsert") - rei0;
 	r->cleared = tu_vm(c, "sieve_hand_cleared") - clr0;
 	r->admit = tu_vm(c, "s3fifo_ghost_admit") - adm0;
+	r->gen_promote = tu_vm(c, "mglru_promote") - gp0;
+	r->min_seq = tu_vm(c, "mglru_min_seq") - min0;
+	r->max_seq = tu_vm(c, "mglru_max_seq") - max0;
 	printf("  %-7s %s: hot misses %u, hot resident %u/%d, pgsteal %llu, "
 	       "pgactivate %llu, promote %llu, reinsert %llu, hand cleared "
-	       "%llu, ghost admit %llu\n", policy, live ? "live" : "idle",
+	       "%llu, ghost admit %llu, gen promote %llu, min_seq +%llu, "
+	       "max_seq +%llu\n", policy,
+	       twice ? "twice" : live ? "live" : "idle",
 	       r->hot_misses, r->hot_resident, HOT,
 	       (unsigned long long)r->steal, (unsigned long long)r->activate,
 	       (unsigned long long)r->promote, (unsigned long long)r->reinsert,
-	       (unsigned long long)r->cleared, (unsigned long long)r->admit);
+	       (unsigned long long)r->cleared, (unsigned long long)r->admit,
+	       (unsigned long long)r->gen_promote,
+	       (unsigned long long)r->min_seq, (unsigned long long)r->max_seq);
 	pc_close(fh);
 	pc_close(fs);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	unlink(hot);
 	unlink(scan);
+}
+
+static void scan_run(const char *policy, bool live, struct scan_result *r)
+{
+	scan_run_twice(policy, live, false, r);
 }
 
 static void test_idle_hot_set(void **state)
@@ -170,6 +196,14 @@ static void test_idle_hot_set(void **state)
 	assert_int_equal(r.hot_resident, HOT);
 	assert_true(r.steal >= SCAN - 256);
 	assert_int_equal(r.promote + r.reinsert + r.cleared + r.admit, 0);
+	/* sieve: the hand clears the hot set's bits once and stays among
+	 * the scan's pages, which it takes as they come (they are as many
+	 * between it and the head as ever): it never comes round. */
+	scan_run("sieve", false, &r);
+	assert_int_equal(r.hot_resident, HOT);
+	assert_true(r.steal >= SCAN - 256);
+	assert_int_equal(r.cleared, HOT);
+	assert_int_equal(r.promote + r.reinsert + r.admit, 0);
 	/* s3fifo: the hot set leaves the small queue for main, the scan's
 	 * pages (no hit after their read) are the small queue's victims. */
 	scan_run("s3fifo", false, &r);
@@ -180,6 +214,14 @@ static void test_idle_hot_set(void **state)
 	assert_int_equal(r.cleared, 0);
 	/* Nothing refaulted: the scan's pages are read once. */
 	assert_int_equal(r.admit, 0);
+	/* mglru: the hot set goes to the second oldest generation; the
+	 * scan's pages enter the oldest, which never empties: no aging. */
+	scan_run("mglru", false, &r);
+	assert_int_equal(r.hot_resident, HOT);
+	assert_true(r.steal >= SCAN - 256);
+	assert_int_equal(r.gen_promote, HOT);
+	assert_int_equal(r.min_seq + r.max_seq, 0);
+	assert_int_equal(r.promote + r.reinsert + r.cleared + r.admit, 0);
 }
 
 static void test_live_hot_set(void **state)
@@ -193,16 +235,39 @@ static void test_live_hot_set(void **state)
 		assert_int_equal(r.hot_resident, HOT);
 		assert_true(r.steal >= SCAN - 256);
 		if (i == PC_POLICY_SIEVE) {
-			/* The hand passed the hot set again and again. */
-			assert_true(r.cleared >= 2 * HOT);
+			/* As idle: the hand passed the hot set once. */
+			assert_int_equal(r.cleared, HOT);
 			assert_int_equal(r.promote + r.reinsert + r.admit, 0);
 		} else if (i == PC_POLICY_S3FIFO) {
 			assert_int_equal(r.promote, HOT);
 			assert_int_equal(r.cleared, 0);
+		} else if (i == PC_POLICY_MGLRU) {
+			assert_int_equal(r.gen_promote, HOT);
+			assert_int_equal(r.promote + r.cleared + r.admit, 0);
 		} else {
 			assert_int_equal(r.promote + r.reinsert + r.cleared, 0);
+			assert_int_equal(r.gen_promote, 0);
 		}
 	}
+}
+
+/*
+ * mglru's aging: the scan's pages read twice each (a hit: tier 1) are
+ * promoted when their generation is the oldest, so it empties and is
+ * retired (min_seq), a new youngest made when two are left (max_seq);
+ * the idle hot set, promoted once and not read since, is the oldest
+ * generation's after one retirement, and goes.
+ */
+static void test_mglru_aging(void **state)
+{
+	struct scan_result r;
+
+	(void)state;
+	scan_run_twice("mglru", false, true, &r);
+	assert_int_equal(r.hot_resident, 0);
+	assert_true(r.min_seq >= 3);
+	assert_true(r.max_seq >= 1);
+	assert_true(r.gen_promote >= SCAN - 256);
 }
 
 /* ------------------------------------------------------------------ */
@@ -210,10 +275,19 @@ static void test_live_hot_set(void **state)
 
 #define SV_X 10		/* the visited page, 11th from the queue's tail */
 
+/*
+ * 100 pages read once, page X read again (visited); then new pages read
+ * once each until reclaim takes X's neighbours: the hand cleared X and
+ * left it.  A stream of pages read once never brings the hand round (it
+ * stays at the oldest of them, as far from the head as they are many), so
+ * then new pages are read twice each (visited): the hand clears them all
+ * on its way to the head, comes round to the tail, where X is, unvisited
+ * now, and takes it.
+ */
 static void test_sieve_hand(void **state)
 {
 	const char *path = tu_path("pol-sieve");
-	uint64_t clr0, s, passed_at;
+	uint64_t clr0, clr1, s, passed_at;
 	pc_cache *c = small_cache("sieve");
 	pc_file *f;
 
@@ -236,18 +310,26 @@ static void test_sieve_hand(void **state)
 	for (uint64_t i = 0; i <= SV_X + 1; i++)
 		if (i != SV_X)
 			assert_true(has_shadow(f, i));
-	assert_true(tu_vm(c, "sieve_hand_cleared") - clr0 >= 1);
+	clr1 = tu_vm(c, "sieve_hand_cleared");
+	assert_int_equal(clr1 - clr0, 1);	/* X's bit, and only X's */
 	assert_int_equal(atomic_load(&c->nodes[0].lru[PC_LRU_ACTIVE].nr), 0);
-	/* Not read again, X goes when the hand comes round. */
+	/* More pages read once: the hand stays behind X's newer pages. */
+	for (unsigned k = 0; k < 256; k++)
+		tu_read_page(f, s++, 21);
+	assert_true(resident(f, SV_X));
+	assert_int_equal(tu_vm(c, "sieve_hand_cleared"), clr1);
+	/* Pages read twice: the hand comes round and takes X. */
 	while (resident(f, SV_X)) {
 		assert_true(s < 2048);
+		tu_read_page(f, s, 21);
 		tu_read_page(f, s++, 21);
 	}
-	printf("  hand passed X after %llu reads, took it after %llu more\n",
+	printf("  hand passed X after %llu reads, took it %llu pages later, "
+	       "%llu visited bits cleared meanwhile\n",
 	       (unsigned long long)passed_at,
-	       (unsigned long long)(s - passed_at));
-	/* A revolution: the pages newer than X went before it did. */
-	assert_true(s - passed_at >= 100);
+	       (unsigned long long)(s - passed_at),
+	       (unsigned long long)(tu_vm(c, "sieve_hand_cleared") - clr1));
+	assert_true(tu_vm(c, "sieve_hand_cleared") - clr1 >= 100);
 	pc_close(f);
 	assert_int_equal(pc_cache_destroy(c), 0);
 	unlink(path);
@@ -380,6 +462,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_live_hot_set),
 		cmocka_unit_test(test_sieve_hand),
 		cmocka_unit_test(test_s3fifo_ghost),
+		cmocka_unit_test(test_mglru_aging),
 		cmocka_unit_test(test_reclaim_works),
 	};
 
