@@ -25,9 +25,10 @@
  *                      not
  *   mglru_aging        pages read twice roll mglru's generations (min_seq,
  *                      max_seq), and an idle hot set ages out
- *   reclaim_works      under each policy, with kswapd: reads of twice the
- *                      budget and writes of twice the budget come back
- *                      right and reclaim happened
+ *   reclaim_works      under each policy, with kswapd, private and shared
+ *                      (two processes reading at once): reads of twice
+ *                      the budget and writes of twice the budget come
+ *                      back right and reclaim happened
  *
  * Each case prints its counters; nothing is timed.
  */
@@ -42,6 +43,12 @@
 #include "node.h"
 #include "policy.h"
 #include "util.h"
+
+#ifdef PC_TSAN
+#define IO " io=sync"
+#else
+#define IO ""
+#endif
 
 #define HOT 48
 #define SCAN 1024
@@ -197,6 +204,9 @@ static void test_idle_hot_set(void **state)
 	scan_run("classic", false, &r);
 	assert_int_equal(r.hot_resident, HOT);
 	assert_true(r.steal >= SCAN - 256);
+	/* What the tree before reclaim.policy (bdc1985) counts here too. */
+	assert_int_equal(r.steal, 832);
+	assert_int_equal(r.activate, 0);
 	assert_int_equal(r.promote + r.reinsert + r.cleared + r.admit, 0);
 	/* sieve: the hand clears the hot set's bits once and stays among
 	 * the scan's pages, which it takes as they come (they are as many
@@ -414,24 +424,43 @@ static void test_s3fifo_ghost(void **state)
 /* ------------------------------------------------------------------ */
 /* kswapd, direct reclaim, dirty pages: under each policy               */
 
-static void reclaim_run(const char *policy)
+struct readers {
+	pc_cache *c;
+	const char *path;
+	uint64_t pages, seed;
+};
+
+/* 4 x pages random reads of a tu_make_file(41) file, checked. */
+static void random_reads(unsigned i, void *arg)
+{
+	struct readers *x = arg;
+	uint64_t st = x->seed + i;
+	pc_file *f = tu_open_random(x->c, x->path, O_RDONLY);
+
+	for (unsigned k = 0; k < 4 * x->pages; k++)
+		tu_read_page(f, tu_rand(&st) % x->pages, 41);
+	pc_close(f);
+}
+
+/*
+ * Twice the budget written and read back, then read at random, with
+ * kswapd; @shared: a shared cache, whose reads are two processes' at
+ * once (the hand, the generations, the policy words in its region).
+ */
+static void reclaim_run(const char *policy, bool shared)
 {
 	const char *rpath = tu_path("pol-read"), *wpath = tu_path("pol-write");
 	const uint64_t pages = 512;	/* twice the budget */
 	unsigned char buf[PC_PAGE_SIZE];
-	uint64_t seed = tu_seed("reclaim_works"), st = seed;
+	struct readers x = { NULL, rpath, pages, tu_seed("reclaim_works") };
 	char cfg[128];
 	pc_cache *c;
 	pc_file *f;
 
-	snprintf(cfg, sizeof(cfg), "memory=1M nodes=1 reclaim.policy=%s",
-		 policy);
-	c = tu_cache(cfg);
+	snprintf(cfg, sizeof(cfg), "memory=1M nodes=1 reclaim.policy=%s%s",
+		 policy, shared ? " shared=on" IO : "");
+	c = x.c = tu_cache(cfg);
 	tu_make_file(rpath, pages, 41);
-	f = tu_open_random(c, rpath, O_RDONLY);
-	for (unsigned i = 0; i < 4 * pages; i++)
-		tu_read_page(f, tu_rand(&st) % pages, 41);
-	pc_close(f);
 	assert_int_equal(pc_open(c, wpath, O_RDWR | O_CREAT | O_TRUNC, 0644,
 				 &f), 0);
 	for (uint64_t i = 0; i < pages; i++) {
@@ -443,7 +472,15 @@ static void reclaim_run(const char *policy)
 	assert_int_equal(pc_fsync(f), 0);
 	for (uint64_t i = 0; i < pages; i++)
 		tu_read_page(f, i, 42);
-	printf("  %-7s pgsteal kswapd %llu direct %llu\n", policy,
+	/* The writes first: a shared cache's first use of a device made in a
+	 * child that exits left a later writer here throttled with no
+	 * flusher (seen under classic; not this test's subject). */
+	if (shared)
+		tu_in_children(2, random_reads, &x);
+	else
+		random_reads(0, &x);
+	printf("  %-7s%s pgsteal kswapd %llu direct %llu\n", policy,
+	       shared ? " shared" : "",
 	       (unsigned long long)tu_vm(c, "pgsteal_kswapd"),
 	       (unsigned long long)tu_vm(c, "pgsteal_direct"));
 	assert_true(tu_vm(c, "pgsteal_kswapd") + tu_vm(c, "pgsteal_direct") >=
@@ -457,8 +494,10 @@ static void reclaim_run(const char *policy)
 static void test_reclaim_works(void **state)
 {
 	(void)state;
-	for (int i = 0; i < PC_NR_POLICIES; i++)
-		reclaim_run(policy_names[i]);
+	for (int i = 0; i < PC_NR_POLICIES; i++) {
+		reclaim_run(policy_names[i], false);
+		reclaim_run(policy_names[i], true);
+	}
 }
 
 int main(int argc, char **argv)
