@@ -20,7 +20,8 @@
  *   NODES    a UINT, or auto (0)                int
  *   BOOL     on/off, 1/0, true/false, yes/no    bool
  *   CHOICE   one of names[] (its position), or  an enum of config.h
- *            a BOOL (off: 0, on: @on)
+ *            a BOOL (off: 0, on: @on; @on < 0:
+ *            names only)
  *   IO       an I/O backend's name (io.h)       char[16]
  *   PATH     a non-empty path                   char[256]
  *
@@ -47,7 +48,8 @@ struct key {
 	size_t off;			/* the field in struct pc_config */
 	size_t size;			/* ... and its size */
 	const char *const *names;	/* CHOICE */
-	int on;				/* CHOICE: the value of "on" */
+	int on;				/* CHOICE: the value of "on"; < 0:
+					   no boolean, names only */
 };
 
 static const char *const removal[] = {
@@ -56,6 +58,9 @@ static const char *const removal[] = {
 static const char *const backoff[] = {
 	[PC_BACKOFF_OFF] = "off", [PC_BACKOFF_SLEEPY] = "sleepy",
 	[PC_BACKOFF_BLUNT] = "blunt", NULL };
+static const char *const policies[] = {
+	[PC_POLICY_CLASSIC] = "classic", [PC_POLICY_SIEVE] = "sieve",
+	[PC_POLICY_S3FIFO] = "s3fifo", [PC_POLICY_MGLRU] = "mglru", NULL };
 static const char *const sticky[] = {
 	[PC_STICKY_OFF] = "off", [PC_STICKY_AUTO] = "auto",
 	[PC_STICKY_ALWAYS] = "always", NULL };
@@ -81,6 +86,8 @@ static const struct key keys[] = {
 	  FIELD(batch_remove), removal, PC_REMOVE_ON },
 	{ "reclaim.contention_backoff", CHOICE, "off", NULL, 0, 0,
 	  FIELD(contention_backoff), backoff, PC_BACKOFF_SLEEPY },
+	{ "reclaim.policy", CHOICE, "classic", NULL, 0, 0,
+	  FIELD(reclaim_policy), policies, -1 },
 	{ "reclaim.watermark_scale", UINT, "100", NULL, 1, 3000,
 	  FIELD(watermark_scale) },
 	{ "numa.node_reclaim", BOOL, "on", NULL, 0, 0, FIELD(node_reclaim) },
@@ -184,7 +191,8 @@ static int parse_bool(const char *v, bool *out)
 
 /*
  * A value among @names: its position (the mode's enum value), or a
- * boolean: off = 0, on = @on.  -EINVAL for anything else.
+ * boolean: off = 0, on = @on (@on < 0: no boolean).  -EINVAL for anything
+ * else.
  */
 static int parse_choice(const char *v, const char *const *names, int on)
 {
@@ -193,7 +201,7 @@ static int parse_choice(const char *v, const char *const *names, int on)
 	for (int i = 0; names[i]; i++)
 		if (!strcmp(v, names[i]))
 			return i;
-	if (parse_bool(v, &b) == 0)
+	if (on >= 0 && parse_bool(v, &b) == 0)
 		return b ? on : 0;
 	return -EINVAL;
 }

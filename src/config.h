@@ -10,7 +10,7 @@
 
 #define PC_RA_MAX_AUTO UINT64_MAX	/* readahead.max not set (readahead.c) */
 
-/* The modes of three keys, in the order of their names (config.c). */
+/* The modes of four keys, in the order of their names (config.c). */
 enum pc_batch_remove {		/* reclaim.batch_remove (vmscan.c) */
 	PC_REMOVE_OFF,		/* one tree-lock hold per page: vanilla */
 	PC_REMOVE_ON,		/* runs of consecutive pages of a mapping */
@@ -20,6 +20,13 @@ enum pc_contention_backoff {	/* reclaim.contention_backoff (vmscan.c) */
 	PC_BACKOFF_OFF,
 	PC_BACKOFF_SLEEPY,	/* wait for a reclaimer's progress, 10 ms */
 	PC_BACKOFF_BLUNT,	/* all but one kswapd stall */
+};
+enum pc_reclaim_policy {	/* reclaim.policy (policy.h) */
+	PC_POLICY_CLASSIC,	/* two-list LRU: inactive, active */
+	PC_POLICY_SIEVE,	/* one FIFO, a visited bit, a hand */
+	PC_POLICY_S3FIFO,	/* small and main FIFOs, shadows as the ghost */
+	PC_POLICY_MGLRU,	/* generations and aging (partial: mglru.c) */
+	PC_NR_POLICIES
 };
 enum pc_stickiness {		/* cache.stickiness (dropbehind.c) */
 	PC_STICKY_OFF,		/* stream pages cached like any */
@@ -36,6 +43,7 @@ struct pc_config {
 	uint64_t ra_max_pages;		/* readahead.max; PC_RA_MAX_AUTO: unset */
 	enum pc_batch_remove batch_remove;
 	enum pc_contention_backoff contention_backoff;
+	enum pc_reclaim_policy reclaim_policy;
 	bool node_reclaim;
 	bool mapping_sticky;
 	bool dirty_spread;

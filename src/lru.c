@@ -39,6 +39,16 @@
  * page on its list and gives its reference back (tctx.c).  A remote
  * drain records them in the drainer's context, not the batch owner's.
  *
+ * reclaim.policy (policy.h): what is said here of the two lists and of
+ * mark_accessed is classic's, the default.  Under sieve and s3fifo the
+ * batches, the list operations and the putbacks are the same code, but
+ * mark_accessed is the policy's access hook (nothing moves on a hit, no
+ * activation: PG_active is set by the policy's refault and isolation
+ * only), and a page leaving a list tells the policy first (del_locked:
+ * sieve's hand); mglru keeps its own lists, the generations (place_locked
+ * and list choose them).  Each is one branch on the policy here, classic
+ * inline.
+ *
  * Locks: t->lock (the batch; its owner and remote drains) → lru_lock.
  */
 #include <stdlib.h>
@@ -46,22 +56,28 @@
 #include "internal.h"
 #include "node.h"
 #include "pagewait.h"
+#include "policy.h"
 #include "tctx.h"
 #include "tracepoint.h"
 #include "vmscan.h"
 
 static struct pc_lru *page_list(struct pc_node *n, struct pc_page *p)
 {
+	if (!pc__policy_classic(n->cache) && pc__policy_ops(n->cache)->list)
+		return pc__policy_ops(n->cache)->list(n, p);
 	return &n->lru[page_test(p, PG_active) ? PC_LRU_ACTIVE : PC_LRU_INACTIVE];
 }
 
 void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail)
 {
 	struct pc_cache *c = n->cache;
-	struct pc_lru *l = page_list(n, p);
+	struct pc_lru *l;
 	uint32_t pfn = page_pfn(c, p);
 
 	PC_ASSERT_HELD(&n->lru_lock);
+	if (!pc__policy_classic(c) && pc__policy_ops(c)->place_locked)
+		pc__policy_ops(c)->place_locked(n, p, tail);
+	l = page_list(n, p);
 	if (tail) {
 		p->lru_next = PC_NO_PFN;
 		p->lru_prev = l->tail;
@@ -87,10 +103,12 @@ void pc__lru_add_locked(struct pc_node *n, struct pc_page *p, bool tail)
 void pc__lru_del_locked(struct pc_node *n, struct pc_page *p)
 {
 	struct pc_cache *c = n->cache;
-	struct pc_lru *l = page_list(n, p);
+	struct pc_lru *l = page_list(n, p);	/* before del_locked */
 
 	PC_ASSERT_HELD(&n->lru_lock);
 	pc__page_sanity(c, p, false);
+	if (!pc__policy_classic(c))
+		pc__policy_ops(c)->del_locked(n, p);
 	if (p->lru_prev != PC_NO_PFN)
 		pfn_page(c, p->lru_prev)->lru_next = p->lru_next;
 	else
@@ -265,8 +283,13 @@ static void activate_page(struct pc_cache *c, struct pc_page *p)
 
 void pc__mark_accessed(struct pc_cache *c, struct pc_page *p)
 {
-	uint32_t f = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	uint32_t f;
 
+	if (!pc__policy_classic(c)) {
+		pc__policy_ops(c)->access(c, p);
+		return;
+	}
+	f = atomic_load_explicit(&p->flags, memory_order_relaxed);
 	if (f & (1u << PG_active)) {
 		/* Hot already: only note the reference, and only once. */
 		if (!(f & (1u << PG_referenced)))
@@ -336,6 +359,10 @@ void pc__deactivate_page(struct pc_cache *c, struct pc_page *p)
 			pc_trace(c, PC_TR_DEACTIVATE, p, 0);
 		}
 		page_clear(p, PG_referenced);
+		if (!pc__policy_classic(c))	/* its hits forgotten */
+			atomic_fetch_and_explicit(&p->pol,
+					~(PC_POL_FREQ | PC_POL_VISITED),
+					memory_order_relaxed);
 		pc__lru_add_locked(n, p, true);
 	}
 	pc__unlock(&n->lru_lock);

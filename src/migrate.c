@@ -88,6 +88,7 @@
 #include "migrate.h"
 #include "node.h"
 #include "pagewait.h"
+#include "policy.h"
 #include "tctx.h"
 #include "tracepoint.h"
 #include "tree.h"
@@ -281,6 +282,10 @@ static void replace_locked(struct pc_cache *c, struct pc_mapping *m,
 	atomic_store_explicit(&new->index, index, memory_order_relaxed);
 	atomic_store_explicit(&new->mapping, m, memory_order_release);
 	atomic_store_explicit(&new->last_node, target, memory_order_relaxed);
+	/* policy.h: its hits go with it, its place in a generation not */
+	atomic_store_explicit(&new->pol,
+			      atomic_load(&old->pol) & ~PC_POL_PLACED,
+			      memory_order_relaxed);
 	page_get(new);		/* the mapping's reference */
 
 	pc__lock_counted(&tn->lru_lock);

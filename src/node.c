@@ -271,6 +271,12 @@ int pc__nodes_init(struct pc_cache *c)
 				    PC_VM_lru_lock_acquired);
 		for (int l = 0; l < PC_NR_LRU; l++)
 			n->lru[l].head = n->lru[l].tail = PC_NO_PFN;
+		n->hand = PC_NO_PFN;
+		for (int g = 0; g < PC_MAX_NR_GENS; g++)
+			n->lrugen.lists[g].head = n->lrugen.lists[g].tail =
+				PC_NO_PFN;
+		atomic_init(&n->lrugen.min_seq, 0);
+		atomic_init(&n->lrugen.max_seq, PC_MIN_NR_GENS + 1);
 		pc__cache_lock_init(c, &n->kswapd_mtx, PC_RANK_KSWAPD, -1);
 		pc__cache_cond_init(c, &n->kswapd_cond, false);
 		pc__cache_cond_init(c, &n->alloc_cond, false);

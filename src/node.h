@@ -20,6 +20,16 @@ struct pc_lru {
 	_Atomic uint64_t nr;		/* written under lru_lock */
 };
 
+#define PC_MAX_NR_GENS 4	/* mglru: generations at most (MAX_NR_GENS) */
+#define PC_MIN_NR_GENS 2	/* ... and at least (MIN_NR_GENS) */
+
+/* reclaim.policy=mglru (mglru.c): written under lru_lock; the seqs are
+ * atomic, read without it (the counters). */
+struct pc_lru_gen {
+	_Atomic uint64_t max_seq, min_seq;
+	struct pc_lru lists[PC_MAX_NR_GENS];	/* by seq % PC_MAX_NR_GENS */
+};
+
 /* Frames a node takes from never-used memory at a time: 2 MiB of data. */
 #define PC_FRAME_STEP 512u
 /* Frames kswapd faults in ahead of the allocator at most (populate.c). */
@@ -58,7 +68,12 @@ struct pc_node {
 	struct pc_arena *tree_arena;	/* read-only: tree nodes (arena.c) */
 
 	struct pc_lock lru_lock;
-	struct pc_lru lru[PC_NR_LRU];	/* lru_lock */
+	struct pc_lru lru[PC_NR_LRU];	/* lru_lock; under reclaim.policy
+					   sieve and s3fifo, what each list
+					   holds is policy.h's */
+	uint32_t hand;			/* lru_lock: sieve's hand (policy.h),
+					   a frame; PC_NO_PFN: the tail */
+	struct pc_lru_gen lrugen;	/* lru_lock: mglru's generations */
 
 	_Atomic uint64_t nonresident_age;	/* workingset clock */
 	_Atomic uint64_t dirty_pages;	/* pages dirty on this node */
@@ -135,6 +150,7 @@ static inline void pc__prep_new_page(struct pc_page *p)
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->mapping, NULL, memory_order_relaxed);
 	atomic_store_explicit(&p->hint_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->pol, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->refcount, 1, memory_order_release);
 }
 /* A frame of node @nid only if it stays above its low mark; never reclaims. */

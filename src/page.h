@@ -38,6 +38,9 @@
  *   lru_prev, protected by the page's node lru lock while PG_lru is set;
  *   lru_next  lru_next links the free list under the node's free lock.
  *   data      set when the descriptor is initialized, then read-only.
+ *   pol       the reclaim policy's word (policy.h: sieve's visited bit,
+ *             s3fifo's frequency), 0 when the frame becomes a page;
+ *             atomic, written by the hit path without a lock.
  */
 #ifndef PC_PAGE_H
 #define PC_PAGE_H
@@ -102,7 +105,7 @@ struct pc_page {
 	 * the counters move, PC_IO_ENDED until its PG_writeback has ended;
 	 * a new writeback of the page waits for 0. */
 	_Atomic int32_t io_pid;
-	uint32_t spare32;
+	_Atomic uint32_t pol;		/* reclaim policy's word: policy.h */
 	uint64_t spare;
 } __attribute__((aligned(64)));
 

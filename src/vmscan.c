@@ -99,6 +99,18 @@
  * last looked at rotate to the active head instead.  The inactive list is
  * "low" when inactive * int_sqrt(10 * GiB of both lists) < active.
  *
+ * reclaim.policy (policy.h): all of the above is classic's, the default.
+ * Under another policy only step 1 differs: the policy's isolate_locked
+ * chooses the batch (sieve: its hand; s3fifo: the small or the main
+ * queue's tail; mglru: the oldest generation's tail) and may move pages
+ * between its queues while it looks;
+ * no active list is shrunk, the pass is scaled by both lists, and steps 2
+ * to 4 are the same code, except what is classic's two-list logic: a
+ * page with PG_active is not "activated while isolated" (it is s3fifo's
+ * main queue), and an in-use referenced page is kept where it was, not
+ * activated.  kswapd, direct reclaim, the boost and the backoffs do not
+ * know which policy chose the batch.
+ *
  * Locks: page lock (trylock) → tree lock → lru lock → free lock; nothing
  * is held while a backoff sleeps, except the page locks of the batch
  * during a sleepy wait (as in the kernel's __remove_mapping).  kswapd_mtx
@@ -116,6 +128,7 @@
 #include "node.h"
 #include "bdi.h"
 #include "pagewait.h"
+#include "policy.h"
 #include "tracepoint.h"
 
 #define NS_PER_MS (1000ull * 1000)
@@ -168,13 +181,8 @@ static unsigned isolate_lru_locked(struct pc_cache *c, struct pc_node *n,
 		struct pc_page *p = pfn_page(c, pfn);
 
 		pfn = p->lru_prev;
-		if (!page_get_unless_zero(p))
-			continue;
-		page_clear(p, PG_lru);
-		pc__lru_del_locked(n, p);
 		/* Shared: recorded, for a reaper to put back if we die. */
-		pc__held_set(t, PC_HELD_ISO_AT + (int)count, c, p, PC_HELD_ISO);
-		pages[count++] = p;
+		count += pc__isolate_page_locked(c, n, t, p, pages, count);
 	}
 	return count;
 }
@@ -346,6 +354,7 @@ static void putback(struct pc_cache *c, struct pc_node *n,
 	struct pc_tctx *t = pc__held_ctx(c);
 	int held[PC_RECLAIM_BATCH];
 	unsigned activated = 0;
+	bool classic = pc__policy_classic(c);	/* else PG_active: s3fifo's M */
 
 	if (!nr)
 		return;
@@ -358,7 +367,7 @@ static void putback(struct pc_cache *c, struct pc_node *n,
 		held[i] = pc__held_find(t, PC_HELD_ISO_AT, PC_HELD_N(ISO), c,
 					pages[i]);
 		pc__held_set(t, held[i], c, pages[i], 0);
-		if (page_test(pages[i], PG_active)) {
+		if (classic && page_test(pages[i], PG_active)) {
 			activated++;
 			pc_trace(c, PC_TR_ACTIVATE, pages[i], 0);
 		}
@@ -379,11 +388,13 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	struct pc_page *clean[PC_RECLAIM_BATCH];
 	bool removed[PC_RECLAIM_BATCH];
 	unsigned count, nkeep = 0, nclean = 0, freed = 0;
-	bool wake_flusher = false;
+	bool wake_flusher = false, classic = pc__policy_classic(c);
 
 	nr = pc_min(nr, PC_RECLAIM_BATCH);
 	pc__lock_counted(&n->lru_lock);
-	count = isolate_lru_locked(c, n, PC_LRU_INACTIVE, iso, nr);
+	count = classic ? isolate_lru_locked(c, n, PC_LRU_INACTIVE, iso, nr)
+			: pc__policy_ops(c)->isolate_locked(c, n, iso,
+							    (unsigned)nr);
 	pc__unlock(&n->lru_lock);
 	PC_PARK(PC_PARK_ISOLATED);
 	sc->nr_scanned += count;
@@ -407,7 +418,8 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 			freed++;
 			continue;
 		}
-		if (page_test(p, PG_active)) {	/* activated while isolated */
+		if (classic && page_test(p, PG_active)) {
+			/* activated while isolated (deferred activation) */
 			pc__unlock_page(&c->wait, p);
 			keep[nkeep++] = p;
 			continue;
@@ -437,7 +449,7 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 			 * hot - activate it (the kernel's referenced mapped
 			 * page); otherwise it rotates to the inactive head.
 			 */
-			if (page_test_clear(p, PG_referenced)) {
+			if (classic && page_test_clear(p, PG_referenced)) {
 				page_set(p, PG_active);
 				pc__workingset_activation(c, p);
 			}
@@ -477,6 +489,28 @@ static void shrink_inactive(struct pc_cache *c, struct pc_node *n,
 	}
 }
 
+/*
+ * Another policy (policy.h) than classic: its isolation chooses among all
+ * the node's pages, no list is refilled from the other; the priority
+ * scales the pass by both lists.
+ */
+static void shrink_node_policy(struct pc_cache *c, struct pc_node *n,
+			       struct pc_scan_control *sc)
+{
+	unsigned long nr = pc_max(PC_RECLAIM_BATCH,
+				  pc__policy_nr_pages(n) >> sc->priority);
+	unsigned long target = sc->nr_reclaimed + PC_RECLAIM_BATCH;
+
+	while (nr > 0 && sc->nr_reclaimed < target) {
+		unsigned long batch = pc_min(nr, PC_RECLAIM_BATCH);
+
+		shrink_inactive(c, n, batch, sc);
+		nr -= batch;
+		if (!pc__policy_nr_pages(n))
+			break;
+	}
+}
+
 void pc__shrink_node(struct pc_cache *c, struct pc_node *n,
 		     struct pc_scan_control *sc)
 {
@@ -484,6 +518,10 @@ void pc__shrink_node(struct pc_cache *c, struct pc_node *n,
 	unsigned long nr = pc_max(PC_RECLAIM_BATCH, inactive >> sc->priority);
 	unsigned long target = sc->nr_reclaimed + PC_RECLAIM_BATCH;
 
+	if (!pc__policy_classic(c)) {
+		shrink_node_policy(c, n, sc);
+		return;
+	}
 	if (inactive_is_low(n))
 		shrink_active(c, n, PC_RECLAIM_BATCH);
 	while (nr > 0 && sc->nr_reclaimed < target) {

@@ -33,6 +33,7 @@
 #include "mem.h"
 #include "node.h"
 #include "pagewait.h"
+#include "policy.h"
 #include "share.h"
 #include "tctx.h"
 
@@ -140,8 +141,12 @@ uint64_t pc__vmstat_node(struct pc_cache *c, int node, enum pc_vmstat_item i)
 	case PC_VM_nr_free_pages:
 		return atomic_load(&n->nr_free);
 	case PC_VM_nr_inactive_file:
+		if (c->cfg.reclaim_policy == PC_POLICY_MGLRU)
+			return pc__mglru_nr(n, false);
 		return atomic_load(&n->lru[PC_LRU_INACTIVE].nr);
 	case PC_VM_nr_active_file:
+		if (c->cfg.reclaim_policy == PC_POLICY_MGLRU)
+			return pc__mglru_nr(n, true);
 		return atomic_load(&n->lru[PC_LRU_ACTIVE].nr);
 	case PC_VM_nr_file_pages:	/* in use: in the share, or retiring,
 					   and not on a thread's list */

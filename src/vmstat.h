@@ -51,7 +51,9 @@ struct pc_tctx;
 	X(writeback_requests_now) X(writeback_requests_staged) \
 	X(writeback_commits) X(writeback_commit_syncs) \
 	X(writeback_file_syncs) X(writeback_extends) X(writeback_extend_truncates) \
-	X(writeback_segments) X(pcp_refills) X(pcp_returned)
+	X(writeback_segments) X(pcp_refills) X(pcp_returned) \
+	X(sieve_hand_cleared) X(s3fifo_promote) X(s3fifo_main_reinsert) \
+	X(s3fifo_ghost_admit) X(mglru_promote) X(mglru_min_seq) X(mglru_max_seq)
 
 enum pc_vmstat_item {
 #define PC_VM_ENUM(n) PC_VM_##n,

@@ -29,6 +29,13 @@
  * distance and so on, until the count is at most 3/4 of the bound.  With
  * reclaim.kswapd=off nothing trims and the bound alone holds.
  *
+ * reclaim.policy (policy.h): the shadows are left and refaults counted
+ * under every policy; whether an eviction ticks the clock (evicted) and
+ * what a refault does with its distance (refault) are the policy's -
+ * s3fifo's ghost queue is these shadows, its clock ticking for evictions
+ * from its small queue only; sieve ignores refaults.  The trim is the
+ * same.
+ *
  * Locks: the clock and the counts are atomics read without a lock (a stale
  * list size only shifts a decision).  Eviction runs under the evicted
  * page's tree lock.  The trim takes c->mappings_lock to take a reference
@@ -40,6 +47,7 @@
 
 #include "internal.h"
 #include "node.h"
+#include "policy.h"
 #include "tracepoint.h"
 #include "tree.h"
 #include "vmscan.h"
@@ -54,8 +62,12 @@ void *pc__workingset_eviction(struct pc_cache *c, struct pc_page *p)
 	struct pc_node *n = page_node(c, p);
 	uint64_t age, shadows;
 
-	age = atomic_fetch_add_explicit(&n->nonresident_age, 1,
-					memory_order_relaxed);
+	if (pc__policy_classic(c) || pc__policy_ops(c)->evicted(c, p))
+		age = atomic_fetch_add_explicit(&n->nonresident_age, 1,
+						memory_order_relaxed);
+	else
+		age = atomic_load_explicit(&n->nonresident_age,
+					   memory_order_relaxed);
 	shadows = atomic_load_explicit(&c->nr_shadows, memory_order_relaxed);
 	if (shadows >= c->max_shadows - c->max_shadows / 8 &&
 	    !atomic_exchange(&c->shadow_trim, 1)) {
@@ -101,6 +113,10 @@ void pc__workingset_refault(struct pc_cache *c, struct pc_page *p, void *shadow)
 	n = &c->nodes[nid];
 	pc__inc(c, page_node(c, p)->id, workingset_refault_file);
 	pc_trace(c, PC_TR_REFAULT, p, (uint32_t)pc_min(distance, UINT32_MAX));
+	if (!pc__policy_classic(c)) {
+		pc__policy_ops(c)->refault(c, n, p, distance, workingset);
+		return;
+	}
 	if (distance > atomic_load(&n->lru[PC_LRU_ACTIVE].nr))
 		return;
 	page_set(p, PG_active);
