@@ -37,7 +37,8 @@
  * disk (coherence.c: close-to-open coherence between processes).
  *
  * pc_open_fd opens the file of a descriptor the caller opened itself (the
- * preload shim does: the program's fd stays a real kernel fd); the
+ * preload shim does: the program's fd stays a real kernel fd), and
+ * pc_open_fd_stat for a caller that knows its flags and fstat; the
  * pc_cache_* functions below it find a mapping by st_dev and st_ino, for
  * callers that know a file by a stat(2) result rather than by an open.
  */
@@ -370,15 +371,23 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 	return r;
 }
 
-PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
+/* pc_open_fd's and pc_open_fd_stat's arguments: 0 or -EINVAL. */
+static int open_fd_args(pc_cache *c, int fd, int flags, pc_file **out)
 {
-	int acc = flags & O_ACCMODE, fl;
-	struct stat st;
-
 	if (!c || !out || fd < 0 || (flags & ~(OPEN_FLAGS | OPEN_FD_IGNORED)) ||
-	    acc == O_ACCMODE)
+	    (flags & O_ACCMODE) == O_ACCMODE)
 		return -EINVAL;
 	*out = NULL;
+	return 0;
+}
+
+PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
+{
+	int acc = flags & O_ACCMODE, fl, r = open_fd_args(c, fd, flags, out);
+	struct stat st;
+
+	if (r)
+		return r;
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0)
 		return -errno;
@@ -388,6 +397,23 @@ PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
 	if (fstat(fd, &st) != 0)
 		return -errno;
 	return file_open(c, fd, &st, flags & OPEN_FLAGS, out);
+}
+
+/*
+ * The shim's open: it opened @fd with @flags itself and took @st after,
+ * so the fcntl(F_GETFL) and the fstat of pc_open_fd would only ask the
+ * kernel what the caller knows (two system calls of every open).
+ */
+PC_EXPORT int pc_open_fd_stat(pc_cache *c, int fd, int flags,
+			      const struct stat *st, pc_file **out)
+{
+	int r = open_fd_args(c, fd, flags, out);
+
+	if (r)
+		return r;
+	if (!st)
+		return -EINVAL;
+	return file_open(c, fd, st, flags & OPEN_FLAGS, out);
 }
 
 /*

@@ -110,6 +110,51 @@ static void test_open_fd(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * pc_open_fd_stat: the caller's flags and fstat taken as given - the data
+ * written through it reads back, the caller's stat names the file, and
+ * its errnos are pc_open_fd's (a NULL stat -EINVAL).
+ */
+static void test_open_fd_stat(void **state)
+{
+	const char *path = tu_path("openfdstat");
+	char buf[6000], back[6000];
+	pc_cache *c;
+	pc_file *f, *g;
+	struct stat st;
+	int fd, ro;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(pc_open_fd_stat(NULL, fd, O_RDWR, &st, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, -1, O_RDWR, &st, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_RDWR, NULL, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_RDWR, &st, NULL), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_ACCMODE, &st, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_RDWR | O_CREAT | O_TRUNC, &st,
+					 &f), 0);
+	memset(buf, 's', sizeof(buf));
+	assert_int_equal(pc_pwrite(f, buf, sizeof(buf), 10), (ssize_t)sizeof(buf));
+	assert_int_equal(pc_fsync(f), 0);
+	/* Another opener by pc_open_fd finds the same mapping and data. */
+	ro = open(path, O_RDONLY);
+	assert_int_equal(pc_open_fd(c, ro, O_RDONLY, &g), 0);
+	assert_int_equal(pc_pread(g, back, sizeof(back), 10), (ssize_t)sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	assert_int_equal(pc_close(g), 0);
+	close(ro);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 10 + (off_t)sizeof(buf));
+	assert_int_equal(pread(fd, back, sizeof(back), 10), (ssize_t)sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	close(fd);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 /* open(2) with O_TRUNC truncated the file: dirty pages must not come back. */
 static void test_open_fd_trunc(void **state)
 {
@@ -480,6 +525,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_fd),
+		cmocka_unit_test(test_open_fd_stat),
 		cmocka_unit_test(test_open_fd_trunc),
 		cmocka_unit_test(test_close_to_open),
 		cmocka_unit_test(test_small_append_behind),
