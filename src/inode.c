@@ -321,7 +321,9 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f->cache = c;
 	f->mapping = m;
 	f->flags = flags;
-	f->pid = getpid();
+	/* The reaper knows a shared cache's files by it: the pid local.c
+	 * keeps (set at attach and at fork), no getpid(2) per open. */
+	f->pid = pc__pid;
 	pc__cache_lock_init(c, &f->ra_lock, PC_RANK_RA, -1);
 	pc__ra_init(f);
 	pc_list_add_head(&c->files, &f->link);
