@@ -276,8 +276,12 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 		.iov = io->iov,
 		.iovcnt = (int)niov,
 		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
-		/* A buffered descriptor: its copy dropped (staged: at commit). */
+		/* A buffered descriptor: its copy dropped (staged: by the
+		 * kernel once written back, or at commit; sync.c). */
 		.dontneed = !w->staged && (tail || !m->direct),
+		.rwf = w->staged && !atomic_load_explicit(&m->bdi->no_dontcache,
+							   memory_order_relaxed)
+		       ? RWF_DONTCACHE : 0,
 		.now = w->now,
 		.end_io = w->staged ? pc__wb_stage_end_io : wb_end_io,
 		.priv = w,
