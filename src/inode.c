@@ -464,6 +464,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	m = f->mapping;
 	pc__dropbehind_flush(f);
 	r = pc__errseq_check_advance(m, &f->err_cursor);
+	pc__seen_pay(m);	/* an fsync's commits' record (coherence.c) */
 	pc__lock(&c->mappings_lock);
 	pc_list_del(&c->files, &f->link);
 	last = --m->nr_open == 0;
@@ -475,9 +476,10 @@ PC_EXPORT int pc_close(pc_file *f)
 	}
 	pc__unlock(&c->mappings_lock);
 	/*
-	 * m->seen needs no fstat here: the disk changes under us only by our
-	 * writes, truncations and fallocate, and each records the file when
-	 * it is done (the last write in flight at its completion).
+	 * m->seen needs no other fstat here: the disk changes under us only
+	 * by our writes, truncations and fallocate, and each records the
+	 * file when it is done (the last write in flight at its completion)
+	 * or, an fsync's commit, owes it to this close (paid above).
 	 */
 	if (drop)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */

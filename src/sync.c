@@ -164,7 +164,9 @@ void pc__wb_commit(struct wb_ctl *w)
 		next = (struct wb_io *)io->req.next;
 		if (res >= 0 && err)
 			res = err;
-		pc__wb_finish(io->m, io->pages, io->nr, io->bytes, res);
+		/* fsync's commit: its file open, its close records the disk */
+		pc__wb_finish(io->m, io->pages, io->nr, io->bytes, res,
+			      w->commit != WB_COMMIT_RANGE);
 		free(io);
 	}
 }
