@@ -246,6 +246,57 @@ static void test_close_to_open(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * An fsync's commits owe the record of the disk to the file's close: many
+ * fsyncs of a file held open, then an open beside it (which pays) and the
+ * close, are never taken for another's change; after the close another's
+ * change is seen.  The disk holds every commit's bytes.
+ */
+static void test_fsync_owes_seen(void **state)
+{
+	const char *path = tu_path("owes");
+	char a[3000], b[8192], back[3 * 4096];
+	struct timespec old[2] = { { 946684800, 0 }, { 946684800, 0 } };
+	uint64_t stale, pgin;
+	pc_cache *c;
+	pc_file *f, *g;
+
+	(void)state;
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	stale = stat_of(c, "stale_opens");
+	for (int i = 0; i < 4; i++) {	/* a commit each, growing the file */
+		assert_int_equal(pc_pwrite(f, a, sizeof(a), (off_t)i * 3000),
+				 (ssize_t)sizeof(a));
+		assert_int_equal(pc_fsync(f), 0);
+	}
+	assert_int_equal(disk_size(path), 12000);
+	pgin = stat_of(c, "pgpgin");
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &g), 0);	/* pays */
+	assert_int_equal(stat_of(c, "stale_opens"), stale);
+	assert_int_equal(pc_pread(g, back, 4096, 8192), 12000 - 8192);
+	assert_memory_equal(back, a, 12000 - 8192);
+	assert_int_equal(stat_of(c, "pgpgin"), pgin);	/* still cached */
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(pc_pwrite(f, a, 100, 0), 100);
+	assert_int_equal(pc_fdatasync(f), 0);
+	assert_int_equal(pc_close(f), 0);		/* pays */
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &g), 0);
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(stat_of(c, "stale_opens"), stale);
+	/* Another's change after the close: seen at the next open. */
+	kernel_write(path, b, sizeof(b), 0);
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &g), 0);
+	assert_int_equal(stat_of(c, "stale_opens"), stale + 1);
+	assert_int_equal(pc_pread(g, back, sizeof(b), 0), (ssize_t)sizeof(b));
+	assert_memory_equal(back, b, sizeof(b));
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 /* Another writer appends less than a block past our end: theirs, kept. */
 static void test_small_append_behind(void **state)
 {
@@ -528,6 +579,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_fd_stat),
 		cmocka_unit_test(test_open_fd_trunc),
 		cmocka_unit_test(test_close_to_open),
+		cmocka_unit_test(test_fsync_owes_seen),
 		cmocka_unit_test(test_small_append_behind),
 		cmocka_unit_test(test_own_writeback_not_stale),
 		cmocka_unit_test(test_stale_with_dirty),
