@@ -390,6 +390,17 @@ int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out);
 
 /*
+ * pc_open_fd_stat - pc_open_fd for a caller that knows @fd: it opened @fd
+ * itself with @flags (so @fd's access mode is @flags', and @fd is not
+ * O_PATH), and @st is @fd's fstat(2), taken after that open.  The cache
+ * asks the kernel neither again (pc_open_fd's fcntl(F_GETFL) and fstat)
+ * and does not check them: the caller vouches for its access mode, as the
+ * cache's own descriptors are opened with it.  Returns what pc_open_fd returns (-EINVAL for a NULL @st).
+ */
+int pc_open_fd_stat(pc_cache *c, int fd, int flags, const struct stat *st,
+		    pc_file **out);
+
+/*
  * pc_lock_prepare - the caller is about to take fcntl(2) record locks
  * (F_SETLK, F_SETLKW) on the file of @f: the cache opens now the
  * descriptor it would otherwise open at the file's first commit or short

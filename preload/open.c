@@ -124,7 +124,7 @@ static uintptr_t decide_locked(int fd, int flags, const struct stat *st,
 		SHIM_INC(passthrough_opens);
 		return SHIM_E_NONE;
 	}
-	r = LIB(pc_open_fd(c, fd, cache_flags(flags), &f));
+	r = LIB(pc_open_fd_stat(c, fd, cache_flags(flags), st, &f));
 	if (r) {
 		SHIM_INC(passthrough_opens);
 		if (r != -EACCES && r != -EPERM)

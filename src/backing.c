@@ -423,6 +423,7 @@ void pc__backing_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
 	int fd = pc__bk(m)->fd;
 
 	pc__lock(&m->disk_size_lock);
+	pc__seen_pay_locked(m);	/* the disk's end as our last write left it */
 	disk = m->seen.size;
 	pc__unlock(&m->disk_size_lock);
 	if (atomic_load(&m->size) <= disk)
@@ -456,6 +457,7 @@ void pc__backing_extend(struct pc_mapping *m, uint64_t start, uint64_t end,
 	if (pages <= PC_MAX_IO_PAGES && next <= 1)
 		return;
 	pc__lock(&m->disk_size_lock);
+	pc__seen_pay_locked(m);
 	disk = m->seen.size;
 	size = atomic_load(&m->size);
 	for (unsigned i = 0; i < next; i++) {

@@ -62,6 +62,12 @@ void pc__seen_init(struct pc_mapping *m, const struct stat *st);
 void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st);
 void pc__seen_refresh_locked(struct pc_mapping *m);
 void pc__seen_refresh(struct pc_mapping *m);	/* takes disk_size_lock */
+/* Our last write in flight ended: m->seen to be refreshed at its next
+ * need (pay), not now (coherence.c's top).  Both take disk_size_lock;
+ * _locked: held. */
+void pc__seen_owe(struct pc_mapping *m);
+void pc__seen_pay(struct pc_mapping *m);
+void pc__seen_pay_locked(struct pc_mapping *m);
 /* At an open of @m: drop what another process made stale (@st: fstat). */
 void pc__revalidate(struct pc_mapping *m, const struct stat *st);
 

@@ -21,6 +21,9 @@ struct pc_bdi {
 	 * bdi is made; tests set it right after; read without a lock.
 	 */
 	_Atomic bool stable_writes;
+	/* Its file system refused RWF_DONTCACHE: staged commits drop the
+	 * kernel's copy by fadvise (sync.c).  Read without a lock. */
+	_Atomic bool no_dontcache;
 	struct pc_lock lock;
 	struct pc_list dirty;		/* lock; of pc_mapping (dirty_link),
 					   oldest first */

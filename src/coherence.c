@@ -7,8 +7,16 @@
  * file's size and mtime on the disk as the cache last left it or
  * found it: set when the mapping is made, and refreshed whenever the cache
  * changed the file itself: when its last write in flight completes
- * (writeback.c), at pc__mapping_sync, after truncation, fallocate and
- * invalidation (not at close: each of those recorded what it did).
+ * (writeback_io.c), at pc__mapping_sync, after truncation, fallocate and
+ * invalidation.  An fsync's own commit (sync.c), made for a caller that
+ * holds the file open, owes the fstat instead (m->seen.owed), paid where
+ * the record is next needed: the next close of the file in this cache
+ * (pc_close), an open of it while it is still open, a pass that extends
+ * the disk (backing.c) - so that a database's commits cost no fstat each
+ * (SQLite: three a transaction).  A change by another between our
+ * write's end and that payment is taken for ours: the window NFS has
+ * between a write and the attributes its reply brings, here as long as
+ * the file stays open (one closed in between was recorded at its close).
  *
  * Close-to-open (NFS's model).  Every open of a mapping already in the
  * table compares the opener's fstat with m->seen (pc__revalidate): its
@@ -59,6 +67,7 @@ void pc__seen_init(struct pc_mapping *m, const struct stat *st)
 {
 	m->seen.size = st->st_size;
 	m->seen.mtime = st->st_mtim;
+	m->seen.owed = false;
 }
 
 void pc__seen_set_locked(struct pc_mapping *m, const struct stat *st)
@@ -80,6 +89,27 @@ void pc__seen_refresh(struct pc_mapping *m)
 {
 	pc__lock(&m->disk_size_lock);
 	pc__seen_refresh_locked(m);
+	pc__unlock(&m->disk_size_lock);
+}
+
+void pc__seen_owe(struct pc_mapping *m)
+{
+	pc__lock(&m->disk_size_lock);
+	m->seen.owed = true;
+	pc__unlock(&m->disk_size_lock);
+}
+
+void pc__seen_pay_locked(struct pc_mapping *m)
+{
+	PC_ASSERT_HELD(&m->disk_size_lock);
+	if (m->seen.owed)
+		pc__seen_refresh_locked(m);
+}
+
+void pc__seen_pay(struct pc_mapping *m)
+{
+	pc__lock(&m->disk_size_lock);
+	pc__seen_pay_locked(m);
 	pc__unlock(&m->disk_size_lock);
 }
 
@@ -140,6 +170,7 @@ void pc__revalidate(struct pc_mapping *m, const struct stat *st)
 	bool fresh;
 
 	pc__lock(&m->disk_size_lock);
+	pc__seen_pay_locked(m);
 	fresh = seen_matches_locked(m, st);
 	pc__unlock(&m->disk_size_lock);
 	if (fresh)

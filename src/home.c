@@ -49,7 +49,8 @@
  * create); this process's sending socket and the service thread's handle
  * in its struct pc_local (local.c).  No lock of its own: the service
  * thread takes mappings_lock to attach a descriptor, and nothing is held
- * across a send.
+ * across a send, which sends the mapping's own descriptor, no copy
+ * (pc__share_send_fd says why it stays open meanwhile).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -121,15 +122,23 @@ static int share_sock(struct pc_cache *c)
 
 /*
  * The mapping's read-write descriptor to the home, before the open that
- * made it returns.  The send may block (a datagram socket's queue holds
- * ten messages, and the home's service thread may wait for mappings_lock
- * meanwhile, in service_take), so nothing of the cache is held across it:
- * a copy of the descriptor is taken under disk_size_lock (which a
- * concurrent opener's upgrade of the descriptors takes too), and the
- * send made with no lock held.  Holding disk_size_lock across it once
- * hung PostgreSQL: a backend's last close held mappings_lock and waited
- * for disk_size_lock, the home waited for mappings_lock, and the sender
- * waited for the home.
+ * made it returns (the caller is that opener: @m is open, by it).  The
+ * send may block (a datagram socket's queue holds ten messages, and the
+ * home's service thread may wait for mappings_lock meanwhile, in
+ * service_take), so nothing of the cache is held across it.  Holding
+ * disk_size_lock across it once hung PostgreSQL: a backend's last close
+ * held mappings_lock and waited for disk_size_lock, the home waited for
+ * mappings_lock, and the sender waited for the home.
+ *
+ * The descriptor itself is sent, no copy of it (SCM_RIGHTS gives the
+ * home its own reference at the send): read under disk_size_lock, where
+ * a concurrent opener's upgrade writes it, and used after with no lock.
+ * That is safe because it stays open until the send is over: descriptors
+ * go only from a mapping nobody has open (backing_release_locked: nr_open
+ * 0, under mappings_lock and disk_size_lock), and ours counts in nr_open
+ * until our open returns; an upgrade meanwhile keeps the old one open as
+ * ro_fd, which goes only with the rest.  (The copy cost a dup and a
+ * close per writable open.)
  */
 void pc__share_send_fd(struct pc_mapping *m)
 {
@@ -143,8 +152,8 @@ void pc__share_send_fd(struct pc_mapping *m)
 			     .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
-	int fd, sock, copy = -1;
-	bool escrow;
+	int fd, sock;
+	bool rdonly, escrow;
 
 	if (!c->shared || pc__share_is_home(c) ||
 	    atomic_load(&m->home_rw))
@@ -159,11 +168,9 @@ void pc__share_send_fd(struct pc_mapping *m)
 	b = pc__bk(m);
 	pc__lock(&m->disk_size_lock);
 	fd = atomic_load(&b->fd);
-	/* At or above fd, itself out of the program's way: one call. */
-	if (fd >= 0 && !b->fd_rdonly)
-		copy = fcntl(fd, F_DUPFD_CLOEXEC, fd);
+	rdonly = b->fd_rdonly;
 	pc__unlock(&m->disk_size_lock);
-	if (copy < 0)
+	if (fd < 0 || rdonly)
 		return;
 	msg.rdonly = 0;
 	msg.dev = m->dev;
@@ -174,7 +181,7 @@ void pc__share_send_fd(struct pc_mapping *m)
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &copy, sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	/* In the kernel's hands once sent: safe from our death.  The
 	 * escrow never waits: full (or failing), the message goes to the
 	 * home's socket, which wakes it. */
@@ -194,7 +201,6 @@ void pc__share_send_fd(struct pc_mapping *m)
 			;
 	else
 		pc__inc(c, 0, shared_fds_escrowed);
-	close(copy);
 	pc__inc(c, 0, shared_fds_sent);
 }
 

@@ -37,7 +37,8 @@
  * disk (coherence.c: close-to-open coherence between processes).
  *
  * pc_open_fd opens the file of a descriptor the caller opened itself (the
- * preload shim does: the program's fd stays a real kernel fd); the
+ * preload shim does: the program's fd stays a real kernel fd), and
+ * pc_open_fd_stat for a caller that knows its flags and fstat; the
  * pc_cache_* functions below it find a mapping by st_dev and st_ino, for
  * callers that know a file by a stat(2) result rather than by an open.
  */
@@ -324,7 +325,9 @@ static int file_open(pc_cache *c, int fd, const struct stat *st, int flags,
 	f->cache = c;
 	f->mapping = m;
 	f->flags = flags;
-	f->pid = getpid();
+	/* The reaper knows a shared cache's files by it: the pid local.c
+	 * keeps (set at attach and at fork), no getpid(2) per open. */
+	f->pid = pc__pid;
 	pc__cache_lock_init(c, &f->ra_lock, PC_RANK_RA, -1);
 	pc__ra_init(f);
 	pc_list_add_head(&c->files, &f->link);
@@ -374,15 +377,23 @@ PC_EXPORT int pc_open(pc_cache *c, const char *path, int flags, mode_t mode,
 	return r;
 }
 
-PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
+/* pc_open_fd's and pc_open_fd_stat's arguments: 0 or -EINVAL. */
+static int open_fd_args(pc_cache *c, int fd, int flags, pc_file **out)
 {
-	int acc = flags & O_ACCMODE, fl;
-	struct stat st;
-
 	if (!c || !out || fd < 0 || (flags & ~(OPEN_FLAGS | OPEN_FD_IGNORED)) ||
-	    acc == O_ACCMODE)
+	    (flags & O_ACCMODE) == O_ACCMODE)
 		return -EINVAL;
 	*out = NULL;
+	return 0;
+}
+
+PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
+{
+	int acc = flags & O_ACCMODE, fl, r = open_fd_args(c, fd, flags, out);
+	struct stat st;
+
+	if (r)
+		return r;
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0)
 		return -errno;
@@ -392,6 +403,23 @@ PC_EXPORT int pc_open_fd(pc_cache *c, int fd, int flags, pc_file **out)
 	if (fstat(fd, &st) != 0)
 		return -errno;
 	return file_open(c, fd, &st, flags & OPEN_FLAGS, out);
+}
+
+/*
+ * The shim's open: it opened @fd with @flags itself and took @st after,
+ * so the fcntl(F_GETFL) and the fstat of pc_open_fd would only ask the
+ * kernel what the caller knows (two system calls of every open).
+ */
+PC_EXPORT int pc_open_fd_stat(pc_cache *c, int fd, int flags,
+			      const struct stat *st, pc_file **out)
+{
+	int r = open_fd_args(c, fd, flags, out);
+
+	if (r)
+		return r;
+	if (!st)
+		return -EINVAL;
+	return file_open(c, fd, st, flags & OPEN_FLAGS, out);
 }
 
 /*
@@ -440,6 +468,7 @@ PC_EXPORT int pc_close(pc_file *f)
 	m = f->mapping;
 	pc__dropbehind_flush(f);
 	r = pc__errseq_check_advance(m, &f->err_cursor);
+	pc__seen_pay(m);	/* an fsync's commits' record (coherence.c) */
 	pc__lock(&c->mappings_lock);
 	pc_list_del(&c->files, &f->link);
 	last = --m->nr_open == 0;
@@ -451,9 +480,10 @@ PC_EXPORT int pc_close(pc_file *f)
 	}
 	pc__unlock(&c->mappings_lock);
 	/*
-	 * m->seen needs no fstat here: the disk changes under us only by our
-	 * writes, truncations and fallocate, and each records the file when
-	 * it is done (the last write in flight at its completion).
+	 * m->seen needs no other fstat here: the disk changes under us only
+	 * by our writes, truncations and fallocate, and each records the
+	 * file when it is done (the last write in flight at its completion)
+	 * or, an fsync's commit, owes it to this close (paid above).
 	 */
 	if (drop)
 		pc__mapping_put(m);	/* the table's: pages die unwritten */

@@ -131,6 +131,7 @@ struct pc_mapping {
 	struct {			/* disk_size_lock: the file on the disk */
 		int64_t size;		/* as the cache last wrote or saw it */
 		struct timespec mtime;		/* (coherence.c) */
+		bool owed;		/* our write ended since: fstat it */
 	} seen;
 	/* readpage.c: pages [lo, hi) last found to be data on disk (SEEK_DATA),
 	   lo << 32 | hi; 0: none.  Atomic: read and written without a lock */

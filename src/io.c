@@ -29,6 +29,11 @@
  * is the bytes done, or -errno (a failure after partial progress is still a
  * failure).
  *
+ * A write's req->rwf goes to pwritev2: RWF_DONTCACHE (the kernel drops
+ * its copy once it is written back, no fadvise after) where the file
+ * system takes it - refused, the write is made without it and req->rwf
+ * says so, for its submitter to drop the kernel's copy itself (sync.c).
+ *
  * Nothing here has state: no locks, no threads; callable from any thread.
  */
 #include <fcntl.h>
@@ -105,11 +110,32 @@ bool pc__io_eof_einval(const struct pc_io_req *req, size_t done, ssize_t err)
 }
 
 /*
+ * pwritev2 with @req's RWF_ flags.  RWF_DONTCACHE refused (EOPNOTSUPP:
+ * the file system lacks it; EINVAL on some older paths) is dropped from
+ * req->rwf and the write made without it; any other flag refused fails
+ * the write (they are not optional).
+ */
+static ssize_t write_rwf(struct pc_io_req *req, const struct iovec *iov,
+			 int cnt, off_t pos)
+{
+	ssize_t r;
+
+	if (!req->rwf)
+		return pwritev(req->fd, iov, cnt, pos);
+	r = pwritev2(req->fd, iov, cnt, pos, req->rwf);
+	if (r >= 0 || (errno != EOPNOTSUPP && errno != EINVAL) ||
+	    !(req->rwf & RWF_DONTCACHE))
+		return r;
+	req->rwf &= ~RWF_DONTCACHE;
+	return write_rwf(req, iov, cnt, pos);
+}
+
+/*
  * Do the first @limit bytes of @req in this thread: preadv/pwritev,
  * continuing short transfers, retrying EINTR and EAGAIN.  Returns the bytes
  * done (fewer than @limit only when a read met end of file), or -errno.
  */
-ssize_t pc__io_transfer(const struct pc_io_req *req, size_t limit)
+ssize_t pc__io_transfer(struct pc_io_req *req, size_t limit)
 {
 	struct iovec win[IO_WINDOW];
 	size_t done = 0;
@@ -123,7 +149,7 @@ ssize_t pc__io_transfer(const struct pc_io_req *req, size_t limit)
 		if (cnt == 0)
 			break;		/* @limit beyond the iovecs */
 		if (req->op == PC_IO_WRITE)
-			r = pwritev(req->fd, win, cnt, pos);
+			r = write_rwf(req, win, cnt, pos);
 		else
 			r = preadv(req->fd, win, cnt, pos);
 		if (r > 0) {

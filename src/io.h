@@ -20,6 +20,9 @@ struct pc_io_req {
 	int iovcnt;
 	off_t off;
 	bool dontneed;		/* buffered fallback fd: drop the kernel's copy */
+	int rwf;		/* a write's pwritev2 flags (RWF_DONTCACHE), or
+				   0; at end_io those it went with (the ring
+				   takes none; io.c drops a refused DONTCACHE) */
 	bool now;		/* the submitter waits for it at once: done in
 				   the submitting thread where the backend can */
 	ssize_t res;		/* at end_io: bytes done, or -errno */
@@ -62,12 +65,17 @@ extern const struct pc_io_ops pc__io_fault_ops;
 /* Look an ops table up by name ("uring", "sync", "fault"); NULL if none. */
 const struct pc_io_ops *pc__io_ops_by_name(const char *name);
 
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080	/* Linux 6.14: dropped once written back */
+#endif
+
 /* io.c: what the backends share. */
 size_t pc__io_req_bytes(const struct pc_io_req *req);
 int pc__io_iov_slice(struct iovec *dst, int max, const struct iovec *src,
 		     int cnt, size_t skip, size_t len);
 bool pc__io_eof_einval(const struct pc_io_req *req, size_t done, ssize_t err);
-ssize_t pc__io_transfer(const struct pc_io_req *req, size_t limit);
+/* (Clears RWF_DONTCACHE in req->rwf where it was refused.) */
+ssize_t pc__io_transfer(struct pc_io_req *req, size_t limit);
 /* The whole of @req in this thread, dontneed included, then its end_io. */
 void pc__io_do(struct pc_io_req *req);
 int pc__io_dontneed(const struct pc_io_req *req, size_t len);

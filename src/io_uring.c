@@ -237,17 +237,21 @@ static int uring_submit(struct pc_io *io, struct pc_io_req **reqs, unsigned n)
 	struct pc_io_uring *u = to_uring(io);
 	struct pc_io_req *ring[64];
 
+	/* The ring's writes take no RWF_ flags (a request that got none is
+	 * told so: rwf 0, its submitter drops the kernel's copy itself). */
 	if (pc__uring_self == u) {
 		for (unsigned j = 0; j < n; j++)
-			reqs[j]->res = 0;
+			reqs[j]->res = 0, reqs[j]->rwf = 0;
 		return uring_submit_self(u, reqs, n);
 	}
 	for (unsigned i = 0; i < n; i += 64) {
 		unsigned k = pc_min(n - i, 64u), nr = 0;
 
 		for (unsigned j = i; j < i + k; j++)
-			if (!reqs[j]->now)
+			if (!reqs[j]->now) {
+				reqs[j]->rwf = 0;
 				ring[nr++] = reqs[j];
+			}
 		for (unsigned j = i; j < i + k; j++)
 			if (reqs[j]->now)
 				pc__io_do(reqs[j]);	/* may free it */

@@ -18,7 +18,12 @@
  * holds them), then made durable together by one
  * sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) over the span they cover,
  * which puts them all on the device at once, as the kernel's own fsync
- * does, and the kernel's copy dropped (POSIX_FADV_DONTNEED); only then do
+ * does, and the kernel's copy dropped: they are written with
+ * RWF_DONTCACHE (the kernel starts their writeback at once and drops each
+ * page when it is done: no call of ours), or, where the kernel or the
+ * file system refuses it (io.c writes without it; the bdi remembers,
+ * no_dontcache), by POSIX_FADV_DONTNEED after the sync (a page the kernel
+ * held already, not one of dontcache's, stays there); only then do
  * they complete (pc__wb_finish), a failure of the sync failing every one
  * of them (they stay dirty).  The commit (pc__wb_commit) runs at the
  * pass's end and whenever the pass is about to sleep (writeback.c,
@@ -53,6 +58,7 @@
 
 #include "internal.h"
 #include "backing.h"
+#include "bdi.h"
 #include "dirty.h"
 #include "inode.h"
 #include "pagewait.h"
@@ -116,6 +122,7 @@ void pc__wb_commit(struct wb_ctl *w)
 {
 	struct pc_cache *c = w->m->cache;
 	struct wb_io *io = w->held, *next;
+	bool drop = false;
 	int err = 0;
 
 	if (!io)
@@ -141,7 +148,16 @@ void pc__wb_commit(struct wb_ctl *w)
 	}
 	if (err)
 		w->commit_errors++;
-	if (!err)
+	/* Written without RWF_DONTCACHE: ours to drop, and the device's
+	 * staged writes go without it from now - its file system refused
+	 * it (or, rarely, the ring wrote them: io_uring.c; the same then,
+	 * an fadvise a commit). */
+	for (struct wb_io *h = io; h && !drop; h = (struct wb_io *)h->req.next)
+		drop = !(h->req.rwf & RWF_DONTCACHE);
+	if (drop)
+		atomic_store_explicit(&w->m->bdi->no_dontcache, true,
+				      memory_order_relaxed);
+	if (!err && drop)
 		(void)posix_fadvise(w->sfd, w->lo, w->hi - w->lo,
 				    POSIX_FADV_DONTNEED);
 	for (; io; io = next) {
@@ -150,7 +166,9 @@ void pc__wb_commit(struct wb_ctl *w)
 		next = (struct wb_io *)io->req.next;
 		if (res >= 0 && err)
 			res = err;
-		pc__wb_finish(io->m, io->pages, io->nr, io->bytes, res);
+		/* fsync's commit: its file open, its close records the disk */
+		pc__wb_finish(io->m, io->pages, io->nr, io->bytes, res,
+			      w->commit != WB_COMMIT_RANGE);
 		free(io);
 	}
 }

@@ -62,9 +62,13 @@ void pc__wb_add(struct wb_ctl *w, struct pc_page *p, int64_t size);
 void pc__wb_submit(struct wb_ctl *w);	/* the requests built so far */
 /* Before sleeping: runs closed, all submitted, staged ones committed. */
 void pc__wb_flush(struct wb_ctl *w);
-/* The write of @nr pages, @want bytes of them, ended with @res. */
+/*
+ * The write of @nr pages, @want bytes of them, ended with @res.  @owe: the
+ * caller fsyncs a file it holds open, whose close records the disk
+ * (pc__seen_owe); otherwise the last write in flight records it now.
+ */
 void pc__wb_finish(struct pc_mapping *m, struct pc_page **pages,
-		   unsigned nr, size_t want, ssize_t res);
+		   unsigned nr, size_t want, ssize_t res, bool owe);
 
 /* sync.c */
 /* A data-integrity pass begins: TOWRITE tags, and now or staged. */

@@ -94,7 +94,7 @@ static _Atomic int *wb_in_flight(struct pc_bdi *b, const struct pc_page *p)
  * could not be one), ended with @res.
  */
 void pc__wb_finish(struct pc_mapping *m, struct pc_page **pages,
-		   unsigned nr, size_t want, ssize_t res)
+		   unsigned nr, size_t want, ssize_t res, bool owe)
 {
 	struct pc_cache *c = m->cache;
 	struct pc_bdi *b = m->bdi;
@@ -134,9 +134,14 @@ void pc__wb_finish(struct pc_mapping *m, struct pc_page **pages,
 	for (unsigned i = 0; own && i < nr; i++)
 		atomic_store_explicit(&pages[i]->io_pid, own | PC_IO_MOVING,
 				      memory_order_release);
-	/* The last write in flight: what the disk shows now is ours. */
-	if (atomic_fetch_sub(&m->nr_writeback, nr) == nr && !err)
-		pc__seen_refresh(m);
+	/* The last write in flight: what the disk shows now is ours - an
+	 * fsync's, recorded at the file's close (coherence.c). */
+	if (atomic_fetch_sub(&m->nr_writeback, nr) == nr && !err) {
+		if (owe)
+			pc__seen_owe(m);
+		else
+			pc__seen_refresh(m);
+	}
 	atomic_fetch_sub_explicit(&b->nr_writeback, nr, memory_order_relaxed);
 	for (unsigned i = 0; i < nr; i++)
 		pc__add(c, page_node(c, pages[i])->id, nr_writeback, -1);
@@ -198,7 +203,7 @@ static void wb_end_io(struct pc_io_req *req)
 {
 	struct wb_io *io = (struct wb_io *)req;
 
-	pc__wb_finish(io->m, io->pages, io->nr, io->bytes, req->res);
+	pc__wb_finish(io->m, io->pages, io->nr, io->bytes, req->res, false);
 	free(io);
 }
 
@@ -246,7 +251,7 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 	PC_PARK(PC_PARK_WB_QUEUED);
 	io = fd >= 0 ? malloc(sizeof(*io)) : NULL;
 	if (!io) {	/* no memory, no descriptor: they fail, stay dirty */
-		pc__wb_finish(m, pages, n, bytes, fd < 0 ? fd : -ENOMEM);
+		pc__wb_finish(m, pages, n, bytes, fd < 0 ? fd : -ENOMEM, false);
 		return;
 	}
 	io->m = m;
@@ -278,8 +283,12 @@ static void wb_queue(struct wb_ctl *w, struct pc_page **pages, unsigned n,
 		.iov = io->iov,
 		.iovcnt = (int)niov,
 		.off = (off_t)(page_index(pages[0]) << PC_PAGE_SHIFT),
-		/* A buffered descriptor: its copy dropped (staged: at commit). */
+		/* A buffered descriptor: its copy dropped (staged: by the
+		 * kernel once written back, or at commit; sync.c). */
 		.dontneed = !w->staged && (tail || !m->direct),
+		.rwf = w->staged && !atomic_load_explicit(&m->bdi->no_dontcache,
+							   memory_order_relaxed)
+		       ? RWF_DONTCACHE : 0,
 		.now = w->now,
 		.end_io = w->staged ? pc__wb_stage_end_io : wb_end_io,
 		.priv = w,

@@ -110,6 +110,51 @@ static void test_open_fd(void **state)
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
+/*
+ * pc_open_fd_stat: the caller's flags and fstat taken as given - the data
+ * written through it reads back, the caller's stat names the file, and
+ * its errnos are pc_open_fd's (a NULL stat -EINVAL).
+ */
+static void test_open_fd_stat(void **state)
+{
+	const char *path = tu_path("openfdstat");
+	char buf[6000], back[6000];
+	pc_cache *c;
+	pc_file *f, *g;
+	struct stat st;
+	int fd, ro;
+
+	(void)state;
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(pc_open_fd_stat(NULL, fd, O_RDWR, &st, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, -1, O_RDWR, &st, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_RDWR, NULL, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_RDWR, &st, NULL), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_ACCMODE, &st, &f), -EINVAL);
+	assert_int_equal(pc_open_fd_stat(c, fd, O_RDWR | O_CREAT | O_TRUNC, &st,
+					 &f), 0);
+	memset(buf, 's', sizeof(buf));
+	assert_int_equal(pc_pwrite(f, buf, sizeof(buf), 10), (ssize_t)sizeof(buf));
+	assert_int_equal(pc_fsync(f), 0);
+	/* Another opener by pc_open_fd finds the same mapping and data. */
+	ro = open(path, O_RDONLY);
+	assert_int_equal(pc_open_fd(c, ro, O_RDONLY, &g), 0);
+	assert_int_equal(pc_pread(g, back, sizeof(back), 10), (ssize_t)sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	assert_int_equal(pc_close(g), 0);
+	close(ro);
+	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 10 + (off_t)sizeof(buf));
+	assert_int_equal(pread(fd, back, sizeof(back), 10), (ssize_t)sizeof(buf));
+	assert_memory_equal(back, buf, sizeof(buf));
+	close(fd);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 /* open(2) with O_TRUNC truncated the file: dirty pages must not come back. */
 static void test_open_fd_trunc(void **state)
 {
@@ -198,6 +243,56 @@ static void test_close_to_open(void **state)
 	assert_memory_equal(back, b, sizeof(b));
 	assert_memory_equal(back + sizeof(b), a, 100);
 	assert_int_equal(pc_close(f), 0);
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
+/*
+ * An fsync's commits owe the record of the disk to the file's close: many
+ * fsyncs of a file held open, then an open beside it (which pays) and the
+ * close, are never taken for another's change; after the close another's
+ * change is seen.  The disk holds every commit's bytes.
+ */
+static void test_fsync_owes_seen(void **state)
+{
+	const char *path = tu_path("owes");
+	char a[4096], b[8192], back[3 * 4096];
+	struct timespec old[2] = { { 946684800, 0 }, { 946684800, 0 } };
+	uint64_t stale, pgin;
+	pc_cache *c;
+	pc_file *f, *g;
+
+	(void)state;
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	assert_int_equal(pc_cache_create(&c, "memory=1M"), 0);
+	assert_int_equal(pc_open(c, path, O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+	stale = stat_of(c, "stale_opens");
+	for (int i = 0; i < 4; i++) {	/* a commit each, growing the file */
+		assert_int_equal(pc_pwrite(f, a, 3000, (off_t)i * 3000), 3000);
+		assert_int_equal(pc_fsync(f), 0);
+	}
+	assert_int_equal(disk_size(path), 12000);
+	pgin = stat_of(c, "pgpgin");
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &g), 0);	/* pays */
+	assert_int_equal(stat_of(c, "stale_opens"), stale);
+	assert_int_equal(pc_pread(g, back, 4096, 8192), 12000 - 8192);
+	assert_memory_equal(back, a, 12000 - 8192);
+	assert_int_equal(stat_of(c, "pgpgin"), pgin);	/* still cached */
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(pc_pwrite(f, a, 100, 0), 100);
+	assert_int_equal(pc_fdatasync(f), 0);
+	assert_int_equal(pc_close(f), 0);		/* pays */
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &g), 0);
+	assert_int_equal(pc_close(g), 0);
+	assert_int_equal(stat_of(c, "stale_opens"), stale);
+	/* Another's change after the close: seen at the next open. */
+	kernel_write(path, b, sizeof(b), 0);
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	assert_int_equal(pc_open(c, path, O_RDONLY, 0, &g), 0);
+	assert_int_equal(stat_of(c, "stale_opens"), stale + 1);
+	assert_int_equal(pc_pread(g, back, sizeof(b), 0), (ssize_t)sizeof(b));
+	assert_memory_equal(back, b, sizeof(b));
+	assert_int_equal(pc_close(g), 0);
 	assert_int_equal(pc_cache_destroy(c), 0);
 }
 
@@ -480,8 +575,10 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_fd),
+		cmocka_unit_test(test_open_fd_stat),
 		cmocka_unit_test(test_open_fd_trunc),
 		cmocka_unit_test(test_close_to_open),
+		cmocka_unit_test(test_fsync_owes_seen),
 		cmocka_unit_test(test_small_append_behind),
 		cmocka_unit_test(test_own_writeback_not_stale),
 		cmocka_unit_test(test_stale_with_dirty),
