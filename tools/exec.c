@@ -116,6 +116,7 @@ static char *find_preload(void)
 	char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	static const char *const where[] = { "", "/../lib" };
+	int first_err = ENOENT;
 
 	if (n <= 0)
 		return NULL;
@@ -128,7 +129,14 @@ static char *find_preload(void)
 		snprintf(path, sizeof(path), "%s%s/" PRELOAD_NAME, exe, where[i]);
 		if (access(path, R_OK) == 0)
 			return realpath(path, NULL);
+		if (i == 0)
+			first_err = errno;
 	}
+	/* Beside the program but unreadable (a directory above it this user
+	 * may not search, say) is worth saying: it is not "missing". */
+	if (first_err != ENOENT)
+		fprintf(stderr, "pagecache exec: %s/" PRELOAD_NAME ": %s\n", exe,
+			strerror(first_err));
 	return NULL;
 }
 
