@@ -76,6 +76,7 @@
 
 #include "internal.h"
 #include "node.h"
+#include "tctx.h"
 
 #define PC_POL_FREQ 3u
 #define PC_POL_SEEN (1u << 2)

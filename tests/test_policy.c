@@ -40,8 +40,12 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "filemap.h"
+#include "inode.h"
 #include "node.h"
 #include "policy.h"
+#include "tctx.h"
+#include "vmscan.h"
 #include "util.h"
 
 #ifdef PC_TSAN
