@@ -65,7 +65,11 @@
  * read without it (published by release stores; ids are never reused),
  * by the page lock's and ebr's hooks too: lock-free lookups.
  * bk_lock (rank BK, a leaf but for the allocators) guards making chunks
- * and resetting stale entries of descriptors.
+ * and resetting stale entries of descriptors.  Both are held across
+ * fork(2) (pc__local_fork_*, tctx.c's handlers): a child forked while
+ * another thread (the flusher, an opener) held bk_lock would otherwise
+ * inherit it locked, with no thread to let it go, and hang at its first
+ * open of a file in a new chunk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +219,40 @@ void pc__local_lock_table(void)
 void pc__local_unlock_table(void)
 {
 	pc__unlock(&table_lock);
+}
+
+void pc__local_fork_prepare(void)
+{
+	pc__lock(&table_lock);
+	pc__lock(&bk_lock);
+}
+
+void pc__local_fork_done(void)
+{
+	pc__unlock(&bk_lock);
+	pc__unlock(&table_lock);
+}
+
+void pc__test_bk_lock(bool take)
+{
+	if (take)
+		pc__lock(&bk_lock);
+	else
+		pc__unlock(&bk_lock);
+}
+
+bool pc__test_bk_waited(void)
+{
+	/* glibc's normal mutex: 2 while held with a waiter queued. */
+	return atomic_load((_Atomic int *)&bk_lock.m.__data.__lock) == 2;
+}
+
+bool pc__test_bk_free(void)
+{
+	if (pthread_mutex_trylock(&bk_lock.m))
+		return false;
+	pthread_mutex_unlock(&bk_lock.m);
+	return true;
 }
 
 struct pc_cache *pc__local_by_id_locked(uint64_t id)

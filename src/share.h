@@ -105,6 +105,14 @@ void pc__local_unregister_locked(struct pc_cache *c);
 void pc__local_whole(struct pc_cache *c);
 void pc__local_lock_table(void);
 void pc__local_unlock_table(void);
+/* fork(2)'s handlers (tctx.c): the table's lock and bk_lock taken before
+ * the fork, let go after it on both sides. */
+void pc__local_fork_prepare(void);
+void pc__local_fork_done(void);
+/* Tests: take or let go bk_lock; is a thread queued on it; is it free. */
+void pc__test_bk_lock(bool take);
+bool pc__test_bk_waited(void);
+bool pc__test_bk_free(void);
 struct pc_cache *pc__local_by_id_locked(uint64_t id);
 bool pc__local_id_live(uint64_t id);
 /*

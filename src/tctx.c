@@ -441,18 +441,19 @@ PC_EXPORT int pc_thread_set_node(pc_cache *c, int node)
 /*
  * fork(2): a child may make caches of its own (the ones it inherited are
  * dead: their threads stayed in the parent).  What a new cache needs that
- * another thread could hold at the fork - the table's lock - is taken before and
- * released on both sides (ebr.c looks after its own state).  Registered
+ * another thread could hold at the fork - the table's lock, and bk_lock, the
+ * descriptors' - is taken before and released on both sides (ebr.c looks
+ * after its own state).  Registered
  * once, by the first cache registered.
  */
 static void fork_prepare(void)
 {
-	pc__local_lock_table();
+	pc__local_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-	pc__local_unlock_table();
+	pc__local_fork_done();
 }
 
 static void fork_child(void)
@@ -460,7 +461,7 @@ static void fork_child(void)
 	/* This thread's contexts are its parent's thread's. */
 	for (int i = 0; i < TCTX_SLOTS; i++)
 		slots[i].id = 0, slots[i].t = NULL;
-	pc__local_unlock_table();
+	pc__local_fork_done();
 	pc__share_fork_child();
 }
 

@@ -75,6 +75,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -796,6 +798,53 @@ static void test_detach(void **state)
 	}
 }
 
+/*
+ * A fork while another thread holds bk_lock (the flusher or an opener
+ * making a chunk of descriptors): the fork waits for it (tctx.c's
+ * handlers take it), so the child does not inherit it locked - before,
+ * the child hung at its first open of a file in a new chunk (test_detach
+ * did, now and then).  The holder lets go once the fork queues on the
+ * lock, or once the fork is over (the bug: it did not wait).
+ */
+static atomic_int bk_forked;
+
+static void *bk_holder(void *arg)
+{
+	atomic_int *ready = arg;
+
+	pc__test_bk_lock(true);
+	atomic_store(ready, 1);
+	while (!pc__test_bk_waited() && !atomic_load(&bk_forked))
+		sched_yield();
+	pc__test_bk_lock(false);
+	return NULL;
+}
+
+static void test_fork_bk_lock(void **state)
+{
+	pc_cache *c = tu_cache("shared=on memory=4M" IO);
+	atomic_int ready = 0;
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	atomic_store(&bk_forked, 0);
+	assert_int_equal(pthread_create(&t, NULL, bk_holder, &ready), 0);
+	while (!atomic_load(&ready))
+		sched_yield();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(pc__test_bk_free() ? 0 : 1);
+	atomic_store(&bk_forked, 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);	/* bk_lock free */
+	assert_int_equal(pc_cache_destroy(c), 0);
+}
+
 static char self_exe[4096];
 
 /* Exec'd: argv[1] what, argv[2] the cache's name, then its arguments. */
@@ -1092,6 +1141,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_send_unlocked),
 		cmocka_unit_test(test_detach),
+		cmocka_unit_test(test_fork_bk_lock),
 		cmocka_unit_test(test_attach_exec),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_no_memory),
